@@ -1,0 +1,44 @@
+"""One error hierarchy for the library; the CLI translates it to exit codes at one boundary."""
+
+from __future__ import annotations
+
+#: Documented exit codes (README, ``--help``).
+EXIT_RESOLVED = 0  # every item resolved (or, for non-run commands, success)
+EXIT_UNRESOLVED = 1  # some item unresolved (or a regression with --fail-on regression)
+EXIT_USAGE = 2  # bad usage or input: nothing ran
+EXIT_INFRA = 3  # infrastructure error (agent missing, launch failure) and nothing unresolved
+EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: report written, marked interrupted
+
+
+class HarnessError(Exception):
+    """Base of every expected failure; ``exit_code`` is what the CLI exits with."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(HarnessError):
+    """Bad options or configuration (e.g. ``harness.yaml``)."""
+
+
+class FixtureError(HarnessError):
+    """A fixture directory or manifest is invalid. The message names the file and field."""
+
+    def __init__(self, path: str, message: str, field: str | None = None) -> None:
+        self.path = path
+        self.field = field
+        where = f"{path}: {field}: " if field else f"{path}: "
+        super().__init__(where + message)
+
+
+class BundleError(HarnessError):
+    """An item directory or report cannot be read for re-scoring or reporting."""
+
+
+class AgentLaunchError(HarnessError):
+    """The agent could not be started (missing, not executable, exec failed)."""
+
+    exit_code = EXIT_INFRA
+
+
+class ResumeMismatchError(HarnessError):
+    """``--resume`` was asked to continue a run whose fixtures or options differ."""
