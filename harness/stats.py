@@ -1,0 +1,445 @@
+"""Statistics for repeated trials: rates, means, candidate-vs-baseline differences, verdicts.
+
+Every function is pure. Distribution quantiles come from scipy; nothing here re-implements
+them. Differences are always **candidate minus baseline**, and argument names say which is
+which.
+
+Missing and empty input, one rule for the whole module:
+
+- A missing value (``None``, NaN, inf; or anything but a Python ``bool`` where outcomes
+  are expected) raises :class:`ValueError`. Errored or unscored trials must be excluded,
+  and recorded, by the caller; they are never scored as a failure or as zero here.
+- A statistic the data cannot define (a mean of nothing, a spread from one value) is
+  returned as ``None`` in its summary, never as 0. An interval is ``None`` whenever its
+  standard error is undefined *or estimates to exactly 0*: a zero sample spread from a few
+  trials is not evidence of zero uncertainty, so no zero-width interval is ever reported.
+  :func:`verdict` treats a ``None`` interval as ``"inconclusive"``.
+- Counts that are impossible (negative, successes > trials, k outside 1..n) raise.
+
+References:
+    Wilson (1927), "Probable inference, the law of succession, and statistical inference".
+    Newcombe (1998), "Interval estimation for the difference between independent
+        proportions: comparison of eleven methods", Stat. Med. 17:873-890 (method 10).
+    Chen et al. (2021), "Evaluating Large Language Models Trained on Code" (pass@k).
+    Yao et al. (2024), "tau-bench" (pass^k).
+    Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to Language Model
+        Evaluations", arXiv:2411.00640 (clustered standard errors).
+    Cohen (1988), "Statistical Power Analysis for the Behavioral Sciences", ch. 6 (h).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from typing import Any, Literal, Self
+
+from scipy import stats as _dist
+
+#: 95% is the convention readers expect next to an eval score; callers may ask for another.
+DEFAULT_CONFIDENCE = 0.95
+#: Five percentage points: the seed's "practical threshold", the smallest pass-rate change
+#: worth acting on; a smaller one is not worth a decision even when it is real.
+DEFAULT_THRESHOLD = 0.05
+#: Two-sided 5% significance and 80% power: Cohen's conventional defaults for planning.
+DEFAULT_ALPHA = 0.05
+DEFAULT_POWER = 0.80
+#: Rates are clamped into [RATE_CLAMP, 1 - RATE_CLAMP] for power planning: an observed 0/5
+#: or 5/5 does not show the true rate is exactly 0 or 1, and planning as if it were would
+#: promise detection with far too few trials.
+RATE_CLAMP = 0.01
+
+Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
+Interval = tuple[float, float]
+
+
+# --- summaries -----------------------------------------------------------------------------
+
+
+class _Summary:
+    """Shared ``to_dict``/``from_dict``: JSON-ready, the interval as ``[low, high]`` or null."""
+
+    ci: Interval | None
+
+    def to_dict(self) -> dict[str, Any]:
+        # The ignores: fields() wants a dataclass, and only dataclass subclasses exist.
+        data = {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+        data["ci"] = None if self.ci is None else [self.ci[0], self.ci[1]]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        ci = data["ci"]
+        values = {f.name: data[f.name] for f in fields(cls)}  # type: ignore[arg-type]
+        values["ci"] = None if ci is None else (float(ci[0]), float(ci[1]))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class MeanSummary(_Summary):
+    """Mean of ``n`` values with its sample sd (ddof=1) and t interval; see module rules."""
+
+    n: int
+    mean: float | None
+    sd: float | None
+    ci: Interval | None
+    confidence: float
+
+
+@dataclass(frozen=True)
+class RateSummary(_Summary):
+    """Overall rate of ``n`` outcomes in ``clusters`` clusters, with a cluster-robust SE."""
+
+    n: int
+    clusters: int
+    rate: float | None
+    se: float | None
+    ci: Interval | None
+    confidence: float
+
+
+@dataclass(frozen=True)
+class DiffSummary(_Summary):
+    """Candidate-minus-baseline difference ``delta`` with its SE, t df and interval.
+
+    ``n_base``/``n_cand`` count the observations in each arm; for a paired difference both
+    are the number of pairs (fixtures).
+    """
+
+    n_base: int
+    n_cand: int
+    delta: float | None
+    se: float | None
+    df: float | None
+    ci: Interval | None
+    confidence: float
+
+
+# --- validation and quantiles ----------------------------------------------------------------
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+
+
+def _check_counts(successes: int, n: int, what: str = "") -> None:
+    label = f"{what} " if what else ""
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"{label}counts need 0 <= successes <= n, got {successes}/{n}")
+
+
+def _finite_values(values: Iterable[float], what: str) -> list[float]:
+    out: list[float] = []
+    for v in values:
+        if v is None or not math.isfinite(v):
+            raise ValueError(f"{what} must be finite numbers; exclude missing values first: {v!r}")
+        out.append(float(v))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _z(confidence: float) -> float:
+    """Two-sided standard-normal critical value."""
+    return float(_dist.norm.ppf(0.5 + confidence / 2.0))
+
+
+@lru_cache(maxsize=1024)
+def _t(confidence: float, df: float) -> float:
+    """Two-sided Student-t critical value."""
+    return float(_dist.t.ppf(0.5 + confidence / 2.0, df))
+
+
+def _t_interval(centre: float, se: float, df: float, confidence: float) -> Interval | None:
+    if se == 0.0:
+        return None
+    half = _t(confidence, df) * se
+    return (centre - half, centre + half)
+
+
+# --- single rates and means ------------------------------------------------------------------
+
+
+def wilson_interval(successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """Wilson (1927) score interval for a binomial rate.
+
+    ``n == 0`` returns ``(0.0, 1.0)``: the formula written as centre
+    ``(x + z²/2)/(n + z²)`` ± half-width ``z·sqrt(x(n-x)/n + z²/4)/(n + z²)`` tends to
+    exactly that, and "no trials" honestly means "any rate".
+    """
+    _check_confidence(confidence)
+    _check_counts(successes, n)
+    if n == 0:
+        return (0.0, 1.0)
+    z = _z(confidence)
+    z2 = z * z
+    centre = (successes + z2 / 2.0) / (n + z2)
+    half = z * math.sqrt(successes * (n - successes) / n + z2 / 4.0) / (n + z2)
+    low = 0.0 if successes == 0 else centre - half
+    high = 1.0 if successes == n else centre + half
+    return (max(0.0, low), min(1.0, high))
+
+
+def mean_interval(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> MeanSummary:
+    """Mean, sd (ddof=1) and t(n-1) interval of ``values`` (tokens, turns, seconds...).
+
+    n == 0: mean, sd and ci are None. n == 1: sd and ci are None. All values equal: sd is
+    0.0 and ci is None (see module rules).
+    """
+    _check_confidence(confidence)
+    xs = _finite_values(values, "values")
+    n = len(xs)
+    if n == 0:
+        return MeanSummary(0, None, None, None, confidence)
+    mean = math.fsum(xs) / n
+    if n == 1:
+        return MeanSummary(1, mean, None, None, confidence)
+    # Equal values get sd exactly 0: fsum(xs)/n can miss x by an ulp and fake a tiny spread.
+    sd = 0.0 if min(xs) == max(xs) else math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    return MeanSummary(
+        n, mean, sd, _t_interval(mean, sd / math.sqrt(n), n - 1, confidence), confidence
+    )
+
+
+# --- pass@k and pass^k -----------------------------------------------------------------------
+
+
+def _check_k(n: int, c: int, k: int) -> None:
+    _check_counts(c, n)
+    if not 1 <= k <= n:
+        raise ValueError(f"k must satisfy 1 <= k <= n, got k={k}, n={n}")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``c`` successes in ``n`` trials: ``1 - C(n-c,k)/C(n,k)``.
+
+    The chance that at least one of k trials drawn without replacement passes (Chen et
+    al. 2021, eq. 1). Exact integer binomials; one rounding at the final division.
+    """
+    _check_k(n, c, k)
+    total = math.comb(n, k)
+    return (total - math.comb(n - c, k)) / total
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k from ``c`` successes in ``n`` trials: ``C(c,k)/C(n,k)``.
+
+    The chance that all k trials drawn without replacement pass (Yao et al. 2024): the
+    reliability counterpart of pass@k.
+    """
+    _check_k(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+# --- overall rate across fixtures --------------------------------------------------------------
+
+
+def _outcomes(where: str, outcomes: Sequence[bool]) -> list[bool]:
+    out: list[bool] = []
+    for o in outcomes:
+        # Strict: None, NaN or a stray 0.0 must never pass as "failed".
+        if not isinstance(o, bool):
+            raise ValueError(f"{where}: outcomes must be Python bools, got {o!r}")
+        out.append(o)
+    if not out:
+        raise ValueError(f"{where} has no outcomes; exclude it (and record why)")
+    return out
+
+
+def clustered_rate(
+    outcomes_by_cluster: Mapping[str, Sequence[bool]], confidence: float = DEFAULT_CONFIDENCE
+) -> RateSummary:
+    """Overall rate of all outcomes, with a cluster-robust SE and a t(G-1) interval.
+
+    ``rate`` is the mean of all n outcomes (fixtures with more trials weigh more). With G
+    clusters, cluster residual sums ``S_g = sum_{i in g}(x_i - rate)``::
+
+        se = sqrt(G / (G - 1)) * sqrt(sum_g S_g²) / n
+
+    i.e. Miller (2024)'s clustered SE times the small-sample factor G/(G-1), exactly the
+    default of statsmodels' ``cov_type="cluster"`` for an intercept-only regression. The
+    interval uses t(G-1), not the normal, because G (fixtures) is small; it is clipped to
+    [0, 1]. Empty mapping: everything None. One cluster: se and ci None (the residual sum
+    of a single cluster is 0 by construction). A cluster with no outcomes raises.
+    """
+    _check_confidence(confidence)
+    clusters = [_outcomes(f"cluster {name!r}", seq) for name, seq in outcomes_by_cluster.items()]
+    g = len(clusters)
+    n = sum(len(c) for c in clusters)
+    if g == 0:
+        return RateSummary(0, 0, None, None, None, confidence)
+    rate = sum(sum(c) for c in clusters) / n
+    if g == 1:
+        return RateSummary(n, 1, rate, None, None, confidence)
+    meat = math.fsum(math.fsum(x - rate for x in c) ** 2 for c in clusters)
+    se = math.sqrt(g / (g - 1)) * math.sqrt(meat) / n
+    ci = _t_interval(rate, se, g - 1, confidence)
+    if ci is not None:
+        ci = (max(0.0, ci[0]), min(1.0, ci[1]))
+    return RateSummary(n, g, rate, se, ci, confidence)
+
+
+# --- candidate minus baseline ----------------------------------------------------------------
+
+
+def newcombe_diff_interval(
+    base_successes: int,
+    base_n: int,
+    cand_successes: int,
+    cand_n: int,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> Interval:
+    """Newcombe (1998) hybrid score interval (method 10) for ``p_cand - p_base``.
+
+    With Wilson limits (l, u) of each arm and d = p_cand - p_base::
+
+        low  = d - sqrt((p_cand - l_cand)² + (u_base - p_base)²)
+        high = d + sqrt((u_cand - p_cand)² + (p_base - l_base)²)
+
+    An arm with no trials raises: its rate, hence the difference, does not exist.
+    """
+    _check_counts(base_successes, base_n, "baseline")
+    _check_counts(cand_successes, cand_n, "candidate")
+    if base_n == 0 or cand_n == 0:
+        raise ValueError("an arm has no trials: the difference is undefined; exclude the fixture")
+    p1, p2 = base_successes / base_n, cand_successes / cand_n
+    l1, u1 = wilson_interval(base_successes, base_n, confidence)
+    l2, u2 = wilson_interval(cand_successes, cand_n, confidence)
+    d = p2 - p1
+    return (d - math.hypot(p2 - l2, u1 - p1), d + math.hypot(u2 - p2, p1 - l1))
+
+
+def welch_interval(
+    baseline: Sequence[float], candidate: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
+) -> DiffSummary:
+    """Difference of means ``mean(candidate) - mean(baseline)``, Welch t interval.
+
+    df is Welch-Satterthwaite. Either arm empty: delta, se, df, ci None. Either arm with a
+    single value: delta only (no variance estimate). Both variances 0: se 0.0, df and ci
+    None (the df formula is 0/0).
+    """
+    _check_confidence(confidence)
+    a, b = mean_interval(baseline, confidence), mean_interval(candidate, confidence)
+    if a.mean is None or b.mean is None:
+        return DiffSummary(a.n, b.n, None, None, None, None, confidence)
+    delta = b.mean - a.mean
+    if a.sd is None or b.sd is None:
+        return DiffSummary(a.n, b.n, delta, None, None, None, confidence)
+    va, vb = a.sd**2 / a.n, b.sd**2 / b.n
+    se = math.sqrt(va + vb)
+    if se == 0.0:
+        return DiffSummary(a.n, b.n, delta, 0.0, None, None, confidence)
+    df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
+    return DiffSummary(a.n, b.n, delta, se, df, _t_interval(delta, se, df, confidence), confidence)
+
+
+def paired_cluster_diff(
+    per_cluster_deltas: Mapping[str, float], confidence: float = DEFAULT_CONFIDENCE
+) -> DiffSummary:
+    """Overall candidate-minus-baseline difference, paired at the fixture level.
+
+    Each fixture's difference (e.g. cand rate - base rate) is one paired observation;
+    ``delta`` is their unweighted mean with a t(G-1) interval, so fixture-to-fixture
+    heterogeneity is in the error bar. No fixtures: all None. One fixture, or all
+    differences equal: no interval, hence an inconclusive verdict.
+    """
+    s = mean_interval(_finite_values(per_cluster_deltas.values(), "deltas"), confidence)
+    se = None if s.sd is None else s.sd / math.sqrt(s.n)
+    df = None if s.n < 2 else float(s.n - 1)
+    return DiffSummary(s.n, s.n, s.mean, se, df, s.ci, confidence)
+
+
+def verdict(
+    ci: Interval | None, delta: float | None, threshold: float = DEFAULT_THRESHOLD
+) -> Verdict:
+    """Classify a candidate-minus-baseline difference; the first rule that holds wins.
+
+    1. ``ci`` or ``delta`` None -> "inconclusive".
+    2. ``low > 0`` and ``delta >= threshold`` -> "improved" (clear *and* big enough).
+    3. ``high < 0`` -> "regressed", at any size: a clear drop is always worth a look.
+    4. ``-threshold <= low`` and ``high <= threshold`` -> "equivalent".
+    5. otherwise "inconclusive".
+    """
+    if threshold < 0 or not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
+    if ci is None or delta is None:
+        return "inconclusive"
+    low, high = ci
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(delta)) or low > high:
+        raise ValueError(f"invalid interval {ci!r} or delta {delta!r}")
+    if low > 0 and delta >= threshold:
+        return "improved"
+    if high < 0:
+        return "regressed"
+    if -threshold <= low and high <= threshold:
+        return "equivalent"
+    return "inconclusive"
+
+
+# --- planning and noise ----------------------------------------------------------------------
+
+
+def _two_sided_power(h: float, n_per_arm: int, alpha: float) -> float:
+    """Power of the two-sided z-test on Cohen's h with n per arm (both rejection tails)."""
+    crit = float(_dist.norm.isf(alpha / 2.0))
+    shift = abs(h) * math.sqrt(n_per_arm / 2.0)
+    return float(_dist.norm.sf(crit - shift) + _dist.norm.cdf(-crit - shift))
+
+
+def trials_for_power(
+    p_base: float,
+    min_difference: float = DEFAULT_THRESHOLD,
+    alpha: float = DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+) -> int | None:
+    """Trials per arm (per fixture) to detect a rate change of ``min_difference``.
+
+    Two-sample z-test on Cohen's h = |2·asin(sqrt(p_cand)) - 2·asin(sqrt(p_base))|, equal
+    arms, two-sided: the smallest n whose power, counting both tails, reaches ``power``
+    (statsmodels ``NormalIndPower``). ``p_base`` is clamped into [RATE_CLAMP, 1-RATE_CLAMP];
+    the alternative is ``p_base ± min_difference`` on the side towards 1/2 (the side that
+    needs more trials, so the answer covers a change of that size either way), clamped too.
+    None when no difference is left to detect (``min_difference`` below float resolution
+    at ``p_base``), since no finite number of trials would do.
+    """
+    if not 0.0 <= p_base <= 1.0:
+        raise ValueError(f"p_base must be in [0, 1], got {p_base!r}")
+    if not 0.0 < min_difference < 1.0:
+        raise ValueError(f"min_difference must be in (0, 1), got {min_difference!r}")
+    if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        raise ValueError(f"alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
+
+    def clamp(p: float) -> float:
+        return min(1.0 - RATE_CLAMP, max(RATE_CLAMP, p))
+
+    p1 = clamp(p_base)
+    p2 = clamp(p1 + min_difference if p1 < 0.5 else p1 - min_difference)
+    h = abs(2.0 * math.asin(math.sqrt(p2)) - 2.0 * math.asin(math.sqrt(p1)))
+    if h == 0.0:
+        return None
+    z_sum = float(_dist.norm.isf(alpha / 2.0) + _dist.norm.ppf(power))
+    n = max(1, math.ceil(2.0 * (z_sum / h) ** 2))
+    # The closed form ignores the far rejection tail, so it can overshoot by one trial;
+    # float rounding can undershoot by one. Settle on the exact minimum.
+    while n > 1 and _two_sided_power(h, n - 1, alpha) >= power:
+        n -= 1
+    while _two_sided_power(h, n, alpha) < power:
+        n += 1
+    return n
+
+
+def flip_rate(pairs: Sequence[tuple[bool, bool]]) -> float | None:
+    """Share of paired outcomes (the same item in two runs) that disagree; None for no pairs.
+
+    Outcomes must be Python bools, as in :func:`clustered_rate`.
+    """
+    if not pairs:
+        return None
+    flips = 0
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"flip pairs must have two outcomes, got {pair!r}")
+        first, second = _outcomes("flip pairs", pair)
+        flips += first != second
+    return flips / len(pairs)
