@@ -1,0 +1,108 @@
+"""Aggregating item results into per-(fixture, model) and per-model summaries (polars).
+
+Errored items (the harness could not run the agent, or the run was interrupted) are
+counted in ``errors`` and listed, but kept out of every rate and mean: a missing result is
+not a failure of the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from harness import stats
+
+#: The gating criteria of the rubric, each reported with its own rate and interval.
+CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
+#: Efficiency figures reported as mean, sd and t interval.
+MEASURES = ("tokens_used", "turns", "wall_time_s")
+
+
+def items_frame(items: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """One row per item with the columns the summaries need."""
+    schema = {
+        "key": pl.String,
+        "fixture": pl.String,
+        "model": pl.String,
+        "trial": pl.Int64,
+        "status": pl.String,
+        "resolved": pl.Boolean,
+        **dict.fromkeys(CRITERIA, pl.Boolean),
+        "tokens_used": pl.Float64,
+        "turns": pl.Float64,
+        "wall_time_s": pl.Float64,
+    }
+    rows = [{name: item.get(name) for name in schema} for item in items]
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _rate(successes: int, n: int) -> dict[str, Any]:
+    if n == 0:
+        return {"count": 0, "rate": None, "ci": None}
+    low, high = stats.wilson_interval(successes, n)
+    return {"count": successes, "rate": successes / n, "ci": [low, high]}
+
+
+def _pass_k(n: int, c: int, trials: int) -> dict[str, dict[str, float]]:
+    ks = range(1, min(n, trials) + 1)
+    return {
+        "pass_at_k": {str(k): stats.pass_at_k(n, c, k) for k in ks},
+        "pass_hat_k": {str(k): stats.pass_hat_k(n, c, k) for k in ks},
+    }
+
+
+def summarize(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per fixture x model: n (scored), errors, resolved count/rate/Wilson CI, criteria, measures."""
+    frame = items_frame(items)
+    if frame.is_empty():
+        return []
+    groups = (
+        frame.group_by("fixture", "model")
+        .agg(
+            pl.col("status").eq("error").sum().alias("errors"),
+            pl.col("key").filter(pl.col("status") == "error").sort().alias("errored_keys"),
+            pl.col("trial").n_unique().alias("trials"),
+        )
+        .sort("fixture", "model")
+    )
+    scored = frame.filter(pl.col("status") != "error")
+    out: list[dict[str, Any]] = []
+    for row in groups.iter_rows(named=True):
+        sub = scored.filter(
+            (pl.col("fixture") == row["fixture"]) & (pl.col("model") == row["model"])
+        )
+        n = sub.height
+        resolved = int(sub["resolved"].sum()) if n else 0
+        entry: dict[str, Any] = {
+            "fixture": row["fixture"],
+            "model": row["model"],
+            "n": n,
+            "errors": int(row["errors"]),
+            "errored_keys": list(row["errored_keys"]),
+            "resolved": resolved,
+            **{k: v for k, v in _rate(resolved, n).items() if k != "count"},
+            "criteria": {c: _rate(int(sub[c].sum()) if n else 0, n) for c in CRITERIA},
+            "measures": {
+                m: stats.mean_interval(sub[m].drop_nulls().to_list()).to_dict() for m in MEASURES
+            },
+        }
+        entry.update(_pass_k(n, resolved, int(row["trials"])))
+        out.append(entry)
+    return out
+
+
+def overall(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per model: resolved rate over all scored items, fixtures as clusters (Miller 2024)."""
+    frame = items_frame(items).filter(pl.col("status") != "error")
+    out = []
+    for model in sorted(frame["model"].unique().to_list()) if not frame.is_empty() else []:
+        sub = frame.filter(pl.col("model") == model)
+        clusters = {
+            fx: [bool(v) for v in sub.filter(pl.col("fixture") == fx)["resolved"].to_list()]
+            for fx in sorted(sub["fixture"].unique().to_list())
+        }
+        summary = stats.clustered_rate(clusters)
+        out.append({"model": model, **summary.to_dict(), "resolved": int(sub["resolved"].sum())})
+    return out

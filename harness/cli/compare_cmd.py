@@ -1,0 +1,43 @@
+"""``compare``: candidate vs baseline with intervals and verdicts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from harness.cli.errors import translate_errors
+from harness.compare import any_regressed, compare, load_report
+from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED
+from harness.report import _comparison_md
+
+
+@click.command("compare")
+@click.argument("baseline", type=click.Path(exists=True, path_type=Path))
+@click.argument("candidate", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--threshold", default=0.05, type=float, help="Practical threshold (rate difference)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["none", "regression"]),
+    default="none",
+    help="Exit 1 when the overall verdict is 'regressed'.",
+)
+@translate_errors
+def compare_cmd(
+    baseline: Path, candidate: Path, threshold: float, as_json: bool, fail_on: str
+) -> None:
+    """Compare CANDIDATE against BASELINE (run dirs or report.json files)."""
+    base, cand = load_report(baseline), load_report(candidate)
+    result = compare(base["items"], cand["items"], threshold, str(baseline))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo("\n".join(_comparison_md(result)).strip())
+    sys.exit(
+        EXIT_UNRESOLVED if fail_on == "regression" and any_regressed(result) else EXIT_RESOLVED
+    )

@@ -1,0 +1,28 @@
+"""Translating library errors to one clear line and the documented exit code."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from harness.errors import HarnessError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def translate_errors(func: F) -> F:
+    """Expected failures print one line on stderr (no traceback) and exit with their code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except HarnessError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,49 @@
+"""Assembles the click group; each command lives in its own module."""
+
+from __future__ import annotations
+
+import click
+
+from harness import __version__
+from harness.cli.compare_cmd import compare_cmd
+from harness.cli.fixtures_cmd import fixtures_group
+from harness.cli.report_cmd import report_cmd
+from harness.cli.run_cmd import run_cmd
+from harness.cli.score_cmd import score_cmd
+from harness.config import load_default_map
+from harness.errors import HarnessError
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0    every item resolved (or the command succeeded)
+  1    some item unresolved, or a regression with --fail-on regression
+  2    bad usage or input: nothing ran
+  3    infrastructure error (agent missing, launch failure) and nothing unresolved
+  130  interrupted (Ctrl-C / SIGTERM); the report is written and marked interrupted
+"""
+
+
+@click.group(
+    help="Measure whether a multi-agent coding agent really orchestrates a swarm.\n\n"
+    + EXIT_CODES_HELP,
+    context_settings={"auto_envvar_prefix": "SWARM_HARNESS", "show_default": True},
+)
+@click.version_option(__version__, prog_name="swarm-harness")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    try:
+        ctx.default_map = load_default_map()
+    except HarnessError as exc:
+        click.echo(f"error: {exc}", err=True)
+        ctx.exit(exc.exit_code)
+
+
+cli.add_command(run_cmd)
+cli.add_command(score_cmd)
+cli.add_command(fixtures_group)
+cli.add_command(report_cmd)
+cli.add_command(compare_cmd)
+
+
+def main() -> None:
+    cli(prog_name="python -m harness")

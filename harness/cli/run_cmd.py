@@ -1,0 +1,171 @@
+"""``run``: plan, execute and report a run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from harness.cli.errors import translate_errors
+from harness.errors import UsageError
+from harness.launch import AgentSpec
+from harness.plan import RunConfig
+from harness.progress import Progress
+from harness.runner import RunOutcome, execute_run
+
+
+def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    caps = []
+    for value in values:
+        provider, sep, number = value.partition("=")
+        if not sep or not provider or not number.isdigit() or int(number) < 1:
+            raise UsageError(f"--provider-cap: expected PROVIDER=N with N >= 1, got {value!r}")
+        caps.append((provider, int(number)))
+    return tuple(caps)
+
+
+@click.command("run")
+@click.option(
+    "--fixture",
+    "fixtures",
+    multiple=True,
+    metavar="NAME|PATH",
+    help="Fixture name under fixtures/ or a fixture directory; repeat, or 'all'.",
+)
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    metavar="PROVIDER/MODEL",
+    help="Model selector passed to the agent; repeat for several conditions. Not needed with --agent sim.",
+)
+@click.option(
+    "--agent",
+    default="prime-agent",
+    metavar="prime-agent|sim[:BEHAVIOUR]",
+    help="Agent to run: the real CLI, or the built-in simulated agent with a behaviour "
+    "(honest, no-spawn, flaky=0.7, slow=2, ... comma-separated).",
+)
+@click.option("--agent-bin", default="prime-agent", help="Path or name of the real agent binary.")
+@click.option(
+    "--timeout", default=1800.0, type=float, help="Seconds before one agent run is stopped."
+)
+@click.option(
+    "--runs-dir",
+    default="runs",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where run directories are written.",
+)
+@click.option(
+    "--keep-workdir", is_flag=True, help="Keep each item's temporary workdir (path in item.json)."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print exactly report.json on stdout; everything else on stderr.",
+)
+@click.option("--trials", default=1, type=int, help="Independent trials per fixture x model.")
+@click.option("--concurrency", default=1, type=int, help="Work items running at once (1 = serial).")
+@click.option(
+    "--provider-cap",
+    "provider_caps",
+    multiple=True,
+    metavar="PROVIDER=N",
+    help="At most N items at once for models of PROVIDER (the prefix before '/').",
+)
+@click.option(
+    "--seed", default=0, type=int, help="Seed for the simulated agent's randomness (flaky=P)."
+)
+@click.option(
+    "--compare-baseline",
+    "baseline",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A previous run dir or report.json to compare this run against.",
+)
+@click.option(
+    "--threshold",
+    default=0.05,
+    type=float,
+    help="Practical threshold for verdicts, as a rate difference (0.05 = 5 points).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["unresolved", "regression"]),
+    default="unresolved",
+    help="What makes the exit code 1: any unresolved item, or a regressed overall verdict.",
+)
+@click.option(
+    "--resume",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Complete a partial run: re-run only its missing or errored items.",
+)
+@translate_errors
+def run_cmd(
+    fixtures: tuple[str, ...],
+    models: tuple[str, ...],
+    agent: str,
+    agent_bin: str,
+    timeout: float,
+    runs_dir: Path,
+    keep_workdir: bool,
+    as_json: bool,
+    trials: int,
+    concurrency: int,
+    provider_caps: tuple[str, ...],
+    seed: int,
+    baseline: Path | None,
+    threshold: float,
+    fail_on: str,
+    resume: Path | None,
+) -> None:
+    """Run the agent on fixtures, score every item, write report.json and report.md."""
+    config = RunConfig(
+        fixtures=tuple(fixtures),
+        models=tuple(models),
+        agent=AgentSpec.parse(agent, agent_bin, seed),
+        trials=trials,
+        concurrency=concurrency,
+        provider_caps=_provider_caps(provider_caps),
+        timeout_s=timeout,
+        runs_dir=runs_dir,
+        keep_workdir=keep_workdir,
+        baseline=baseline,
+        threshold=threshold,
+        fail_on=fail_on,
+    )
+    outcome = execute_run(config, Progress(), resume=resume)
+    if as_json:
+        click.echo(json.dumps(outcome.report.to_dict(), indent=2))
+    else:
+        click.echo(summary_text(outcome))
+    sys.exit(outcome.exit_code)
+
+
+def summary_text(outcome: RunOutcome) -> str:
+    report = outcome.report
+    lines = []
+    for item in report.items:
+        why = item.get("error") or "; ".join(item.get("failures") or [])
+        lines.append(
+            f"{item['status']:>10}  {item['key']}"
+            + (f"  — {why}" if why and item["status"] != "resolved" else "")
+        )
+    for s in report.summary:
+        ci = s["ci"]
+        rate = "n/a" if s["rate"] is None else f"{100 * s['rate']:.0f}%"
+        ci_txt = "" if not ci else f" [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]"
+        lines.append(
+            f"{s['fixture']} x {s['model']}: {s['resolved']}/{s['n']} resolved {rate}{ci_txt}, {s['errors']} errors"
+        )
+    if report.comparison:
+        o = report.comparison["overall"]
+        lines.append(f"vs baseline: {o['verdict']} (delta {o['delta']})")
+    if report.interrupted:
+        lines.append(f"interrupted: resume with --resume {outcome.run_dir}")
+    lines.append(f"report: {outcome.run_dir / 'report.json'} (exit {outcome.exit_code})")
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""Defaults from ``harness.yaml`` in the working directory (click default_map for ``run``).
+
+Keys are the long option names of ``run`` with dashes or underscores, e.g.::
+
+    run:
+      fixture: [json-events, csv-metrics]
+      model: [anthropic/claude-sonnet-4-5]
+      trials: 5
+      concurrency: 4
+      provider-cap: ["anthropic=2"]
+
+Command-line options and their SWARM_HARNESS_* environment twins override these.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from harness.errors import UsageError
+
+CONFIG_FILE = "harness.yaml"
+CONFIG_ENV = "SWARM_HARNESS_CONFIG"
+
+_STR_LIST = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+_RUN_KEYS: dict[str, Any] = {
+    "fixture": _STR_LIST,
+    "model": _STR_LIST,
+    "provider_cap": _STR_LIST,
+    "agent": {"type": "string"},
+    "agent_bin": {"type": "string"},
+    "timeout": {"type": "number", "exclusiveMinimum": 0},
+    "runs_dir": {"type": "string"},
+    "keep_workdir": {"type": "boolean"},
+    "trials": {"type": "integer", "minimum": 1},
+    "concurrency": {"type": "integer", "minimum": 1},
+    "seed": {"type": "integer"},
+    "threshold": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+    "fail_on": {"enum": ["unresolved", "regression"]},
+}
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "run": {"type": "object", "additionalProperties": False, "properties": _RUN_KEYS},
+    },
+}
+
+
+def _normalise(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {str(k).replace("-", "_"): _normalise(v) for k, v in data.items()}
+    return data
+
+
+def load_default_map(path: Path | None = None) -> dict[str, Any]:
+    """Read and validate the config; missing file -> no defaults."""
+    if path is None:
+        configured = os.environ.get(CONFIG_ENV)
+        path = Path(configured) if configured else Path.cwd() / CONFIG_FILE
+        if not configured and not path.is_file():
+            return {}
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path}: no such config file") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UsageError(f"{path}: not valid YAML ({exc})") from exc
+    data = _normalise(raw if raw is not None else {})
+    errors = sorted(
+        jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.path)
+    )
+    if errors:
+        err = errors[0]
+        where = ".".join(str(p) for p in err.path) or "(top level)"
+        if err.validator == "additionalProperties":
+            return _raise(path, where, f"unknown key ({err.message})")
+        return _raise(path, where, err.message)
+    run = data.get("run", {})
+    for key in ("fixture", "model", "provider_cap"):
+        if isinstance(run.get(key), str):
+            run[key] = [run[key]]
+    return {"run": run} if run else {}
+
+
+def _raise(path: Path, where: str, message: str) -> dict[str, Any]:
+    raise UsageError(f"{path}: {where}: {message}")

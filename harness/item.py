@@ -1,0 +1,248 @@
+"""Running one work item end to end: workspace -> agent -> cleanup -> bundle -> score."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.bundle import copy_bundle, write_json_atomic
+from harness.collect import Layout, locate, open_regular, scorer_inputs, sessions_spellings
+from harness.daemon import SOCKET_APPEAR_WAIT_S, SOCKET_PRESENT_WAIT_S, shutdown_daemon
+from harness.errors import BundleError, HarnessError
+from harness.fixtures import Fixture
+from harness.launch import (
+    SIM_ORACLE_VAR,
+    AgentSpec,
+    agent_argv,
+    agent_env,
+    secret_values,
+    write_sim_oracle,
+)
+from harness.procs import ProcessResult, ProcessTracker, run_process
+from harness.results import ItemResult, RunFacts
+from harness.workspace import build_workspace, make_workdir, source_agent_home
+from scorers import ItemScore, score_prime_agent
+from scorers.types import Manifest
+
+#: How much of stderr's tail is quoted as the agent's error when it exits non-zero.
+STDERR_QUOTE_BYTES = 2000
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One unit of work: a fixture, a model (condition) and a trial number (1-based)."""
+
+    fixture: Fixture
+    model: str
+    trial: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.fixture.manifest.name}:{self.model}:{self.trial}"
+
+    @property
+    def dir_name(self) -> str:
+        return item_dir_name(self.key)
+
+
+def item_dir_name(key: str) -> str:
+    """A filesystem-safe, readable and unique directory name for an item key."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", key.replace(":", "__"))
+
+
+@dataclass(frozen=True)
+class ItemOptions:
+    agent: AgentSpec
+    timeout_s: float
+    keep_workdir: bool = False
+
+
+def run_item(
+    work: WorkItem, opts: ItemOptions, item_dir: Path, cancel: threading.Event | None = None
+) -> ItemResult:
+    """Run the agent on one item and score what it left. Never leaves a process behind."""
+    item_dir.mkdir(parents=True, exist_ok=True)
+    root = make_workdir()
+    token = uuid.uuid4().hex
+    tracker = ProcessTracker(token=token, workdir=root)
+    meta: dict[str, Any] = {
+        "harness_version": __version__,
+        "key": work.key,
+        "fixture": work.fixture.manifest.name,
+        "fixture_path": str(work.fixture.path),
+        "fixture_hash": work.fixture.content_hash(),
+        "model": work.model,
+        "trial": work.trial,
+        "agent": opts.agent.label(),
+    }
+    proc: ProcessResult | None = None
+    start_error: str | None = None
+    try:
+        ws = build_workspace(root, work.fixture.path, source_agent_home(os.environ))
+        env, set_names = agent_env(os.environ, ws, token)
+        try:
+            prefix = opts.agent.resolve_command()
+        except HarnessError as exc:
+            start_error = str(exc)
+            prefix = []
+        if opts.agent.is_sim:
+            env[SIM_ORACLE_VAR] = str(
+                write_sim_oracle(ws, opts.agent, work.fixture.manifest, work.key)
+            )
+        argv = agent_argv(prefix, ws, work.model, work.fixture.task_text)
+        meta.update(
+            command=argv,
+            env_set=set_names,
+            env_removed=sorted(set(os.environ) - set(env)),
+            sessions_dir=str(ws.sessions),
+        )
+        stdout, stderr = root / "stdout.jsonl", root / "stderr.txt"
+        if start_error is None:
+            proc = run_process(
+                argv,
+                env=env,
+                cwd=ws.repo,
+                timeout_s=opts.timeout_s,
+                stdout_path=stdout,
+                stderr_path=stderr,
+                tracker=tracker,
+                cancel=cancel,
+            )
+            start_error = proc.start_error
+        if proc is not None:
+            early = proc.timed_out or proc.cancelled or proc.exit_code != 0
+            wait = SOCKET_APPEAR_WAIT_S if early else SOCKET_PRESENT_WAIT_S
+            shutdown = shutdown_daemon(ws.socket, wait_for_socket_s=wait)
+            meta["daemon_shutdown"] = {"status": shutdown.status, "detail": shutdown.detail}
+        killed = tracker.sweep()
+        leftover = len(tracker.find())
+        meta["killed_processes"] = [k.to_dict() for k in killed]
+        meta["leftover_processes"] = leftover
+        layout = Layout(
+            sessions=ws.sessions,
+            session_artifacts=ws.session_artifacts,
+            agent_home=ws.agent_home,
+            repo=ws.repo,
+            stdout=stdout if stdout.exists() else None,
+            stderr=stderr if stderr.exists() else None,
+            sessions_spellings=sessions_spellings(ws.sessions),
+        )
+        located = locate(layout, work.fixture.manifest.artifact)
+        copies = copy_bundle(located, item_dir, secret_values(env, ws.agent_home))
+        meta["sessions_spellings"] = list(layout.sessions_spellings)
+        meta["collection"] = {
+            "ledger_via": located.ledger_via,
+            "parent_via": located.parent_via,
+            "notes": list(located.notes),
+            "truncated": [c.name for c in copies if c.truncated],
+        }
+        meta["manifest"] = _manifest_dict(work.fixture.manifest)
+        if opts.keep_workdir:
+            meta["workdir"] = str(root)
+    finally:
+        tracker.sweep()
+        if not opts.keep_workdir:
+            shutil.rmtree(root, ignore_errors=True)
+    meta.update(
+        start_error=start_error,
+        exit_code=proc.exit_code if proc else None,
+        timed_out=bool(proc and proc.timed_out),
+        cancelled=bool(proc and proc.cancelled),
+        output_capped=bool(proc and proc.output_capped),
+        wall_time_s=round(proc.wall_time_s, 3) if proc else 0.0,
+    )
+    score = score_bundle(item_dir, meta)
+    facts = facts_from_meta(meta, score, item_dir)
+    write_json_atomic(item_dir / "item.json", meta)
+    result = ItemResult(
+        key=work.key,
+        fixture=work.fixture.manifest.name,
+        model=work.model,
+        trial=work.trial,
+        item_dir=item_dir.name,
+        score=score,
+        facts=facts,
+    )
+    write_json_atomic(item_dir / "result.json", result.to_dict())
+    return result
+
+
+def _manifest_dict(manifest: Manifest) -> dict[str, Any]:
+    return {
+        "name": manifest.name,
+        "artifact": manifest.artifact,
+        "shards": [
+            {"file": s.file, "worker": s.worker, "question": s.question, "expected": s.expected}
+            for s in manifest.shards
+        ],
+    }
+
+
+def score_bundle(
+    item_dir: Path, meta: dict[str, Any], manifest: Manifest | None = None
+) -> ItemScore:
+    """Score an item bundle exactly as ``score ITEM_DIR`` does."""
+    if manifest is None:
+        try:
+            manifest = Manifest.from_dict(meta["manifest"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BundleError(f"{item_dir / 'item.json'}: manifest: missing or invalid") from exc
+    spellings = meta.get("sessions_spellings") or []
+    layout = Layout.for_bundle(item_dir, [str(s) for s in spellings])
+    located = locate(layout, manifest.artifact)
+    return score_prime_agent(scorer_inputs(located), manifest)
+
+
+def _stderr_tail(item_dir: Path) -> str | None:
+    path = item_dir / "stderr.txt"
+    try:
+        with open_regular(path) as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - STDERR_QUOTE_BYTES))
+            text = fh.read().decode("utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> RunFacts:
+    """Decide whether the launch ever got going (CONTRACT §5: errors are not failures).
+
+    Uses only what item.json records, so re-scoring a bundle decides the same way.
+    """
+    killed = len(meta.get("killed_processes") or [])
+    leftover = int(meta.get("leftover_processes") or 0)
+    wall = float(meta.get("wall_time_s") or 0.0)
+    exit_code = meta.get("exit_code")
+    timed_out = bool(meta.get("timed_out"))
+    if meta.get("start_error"):
+        return RunFacts(
+            0.0,
+            None,
+            False,
+            f"agent could not start: {meta['start_error']}",
+            None,
+            killed,
+            leftover,
+        )
+    agent_error = score.agent_error
+    error: str | None = None
+    if meta.get("cancelled"):
+        error = "interrupted: the run was stopped before this item finished"
+    elif not timed_out and not score.model_reached:
+        if score.failed_assistant_messages > 0:
+            error = "model never reached: every assistant message ended in error"
+        elif exit_code not in (0, None):
+            error = f"agent exited {exit_code} before reaching the model"
+    if exit_code not in (0, None) and not timed_out and agent_error is None:
+        agent_error = _stderr_tail(item_dir)
+    if meta.get("output_capped"):
+        agent_error = agent_error or "agent output exceeded the harness's cap; it was stopped"
+    return RunFacts(wall, exit_code, timed_out, error, agent_error, killed, leftover)

@@ -1,0 +1,111 @@
+"""The work plan of a run: which fixtures x models x trials, and its identity hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import __version__
+from harness.errors import UsageError
+from harness.fixtures import FIXTURES_ROOT, Fixture, list_fixtures, load_fixture, resolve_fixture
+from harness.item import WorkItem
+from harness.launch import SIM_MODEL, AgentSpec
+
+#: A hard ceiling on concurrency: each item runs an agent, a daemon and children.
+MAX_CONCURRENCY = 64
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run. The plan-defining part is hashed for ``--resume``."""
+
+    fixtures: tuple[str, ...]
+    models: tuple[str, ...]
+    agent: AgentSpec
+    trials: int = 1
+    concurrency: int = 1
+    provider_caps: tuple[tuple[str, int], ...] = ()
+    timeout_s: float = 1800.0
+    runs_dir: Path = Path("runs")
+    keep_workdir: bool = False
+    baseline: Path | None = None
+    threshold: float = 0.05
+    fail_on: str = "unresolved"
+    fixtures_root: Path = field(default=FIXTURES_ROOT)
+
+    def validate(self) -> None:
+        if self.trials < 1:
+            raise UsageError("--trials must be at least 1")
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise UsageError(f"--concurrency must be between 1 and {MAX_CONCURRENCY}")
+        if self.timeout_s <= 0:
+            raise UsageError("--timeout must be positive")
+        if not self.fixtures:
+            raise UsageError("no fixture given: use --fixture NAME|PATH (or --fixture all)")
+        if not self.models and not self.agent.is_sim:
+            raise UsageError(
+                "--model is required with a real agent (e.g. anthropic/claude-sonnet-4-5)"
+            )
+        if not 0 <= self.threshold < 1:
+            raise UsageError("--threshold must be in [0, 1): a rate difference, e.g. 0.05")
+
+
+def effective_models(config: RunConfig) -> tuple[str, ...]:
+    models = config.models or (SIM_MODEL,)
+    if len(set(models)) != len(models):
+        raise UsageError("--model given twice with the same value")
+    return models
+
+
+def load_fixtures(config: RunConfig) -> list[Fixture]:
+    names: list[str] = []
+    for name in config.fixtures:
+        if name == "all":
+            names.extend(str(s.path) for s in list_fixtures(config.fixtures_root) if s.valid)
+        else:
+            names.append(name)
+    fixtures = [load_fixture(resolve_fixture(n, config.fixtures_root)) for n in names]
+    seen: dict[str, Path] = {}
+    unique = []
+    for fx in fixtures:
+        prior = seen.get(fx.manifest.name)
+        if prior is not None and prior != fx.path:
+            raise UsageError(f"two fixtures are named {fx.manifest.name!r}: {prior} and {fx.path}")
+        if prior is None:
+            seen[fx.manifest.name] = fx.path
+            unique.append(fx)
+    if not unique:
+        raise UsageError("no valid fixture found")
+    return unique
+
+
+def build_plan(fixtures: Sequence[Fixture], models: Sequence[str], trials: int) -> list[WorkItem]:
+    """Every fixture x model x trial, keyed ``fixture:model:trial``; keys asserted unique."""
+    plan = [WorkItem(fx, m, t) for fx in fixtures for m in models for t in range(1, trials + 1)]
+    keys = [w.key for w in plan]
+    if len(set(keys)) != len(keys):
+        raise UsageError("work item keys are not unique")
+    dirs = [w.dir_name for w in plan]
+    if len(set(dirs)) != len(dirs):
+        raise UsageError("two work items map to the same item directory name")
+    return sorted(plan, key=lambda w: w.key)
+
+
+def plan_identity(config: RunConfig, fixtures: Sequence[Fixture]) -> dict[str, object]:
+    """What must not change between a run and its ``--resume``."""
+    return {
+        "harness_version": __version__,
+        "fixtures": {fx.manifest.name: fx.content_hash() for fx in fixtures},
+        "models": list(effective_models(config)),
+        "trials": config.trials,
+        "agent": config.agent.label(),
+        "seed": config.agent.seed,
+        "timeout_s": config.timeout_s,
+    }
+
+
+def identity_hash(identity: dict[str, object]) -> str:
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,248 @@
+"""The run report: ``report.json`` (schema-checked), ``report.md`` and JUnit XML."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import jsonschema
+
+from harness import __version__
+from harness.aggregate import CRITERIA, overall, summarize
+from harness.bundle import write_json_atomic
+from harness.compare import compare, load_report
+from harness.errors import BundleError
+from harness.results import ItemResult
+
+#: 1: issue #2 (items only). 2: summary, overall, comparison, interrupted.
+REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "report.schema.json"
+
+
+@dataclass(frozen=True)
+class RunReport:
+    run_id: str
+    resolved: bool
+    interrupted: bool
+    items: list[dict[str, Any]]
+    summary: list[dict[str, Any]]
+    overall: list[dict[str, Any]]
+    comparison: dict[str, Any] | None = None
+    not_started: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    harness_version: str = __version__
+    schema_version: int = REPORT_SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "run_id": self.run_id,
+            "resolved": self.resolved,
+            "interrupted": self.interrupted,
+            "harness_version": self.harness_version,
+            "created_at": self.created_at,
+            "options": self.options,
+            "summary": self.summary,
+            "overall": self.overall,
+            "comparison": self.comparison,
+            "not_started": self.not_started,
+            "items": self.items,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunReport:
+        return cls(
+            run_id=str(data["run_id"]),
+            resolved=bool(data["resolved"]),
+            interrupted=bool(data.get("interrupted", False)),
+            items=list(data["items"]),
+            summary=list(data.get("summary") or summarize(data["items"])),
+            overall=list(data.get("overall") or overall(data["items"])),
+            comparison=data.get("comparison"),
+            not_started=list(data.get("not_started", [])),
+            options=dict(data.get("options", {})),
+            created_at=str(data.get("created_at", "")),
+            harness_version=str(data.get("harness_version", "")),
+            schema_version=int(data.get("schema_version", 1)),
+        )
+
+
+def build_report(
+    *,
+    run_id: str,
+    results: Sequence[ItemResult],
+    interrupted: bool,
+    not_started: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
+    baseline: Path | None = None,
+    threshold: float = 0.05,
+) -> RunReport:
+    items = [r.to_dict() for r in sorted(results, key=lambda r: r.key)]
+    comparison = None
+    if baseline is not None:
+        base = load_report(baseline)
+        comparison = compare(base["items"], items, threshold, str(baseline))
+    resolved = (
+        bool(items) and not interrupted and not not_started and all(i["resolved"] for i in items)
+    )
+    return RunReport(
+        run_id=run_id,
+        resolved=resolved,
+        interrupted=interrupted,
+        items=items,
+        summary=summarize(items),
+        overall=overall(items),
+        comparison=comparison,
+        not_started=list(not_started),
+        options=dict(options or {}),
+        created_at=dt.datetime.now(dt.UTC).isoformat(),
+    )
+
+
+def validate_report(data: Mapping[str, Any]) -> None:
+    """Raise jsonschema.ValidationError if ``data`` does not match report.schema.json."""
+    schema = json.loads(REPORT_SCHEMA_PATH.read_text(encoding="utf-8"))
+    jsonschema.validate(dict(data), schema)
+
+
+def write_report(run_dir: Path, report: RunReport) -> None:
+    data = report.to_dict()
+    validate_report(data)
+    write_json_atomic(run_dir / "report.json", data)
+    (run_dir / "report.md").write_text(render_markdown(report, run_dir), encoding="utf-8")
+
+
+def read_report(run_dir_or_file: Path) -> tuple[RunReport, Path]:
+    data = load_report(run_dir_or_file)
+    path = Path(data.pop("_path"))
+    try:
+        return RunReport.from_dict(data), path.parent
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BundleError(f"{path}: not a report this harness can render ({exc})") from exc
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    return "n/a" if not ci else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def _failed_criteria(item: Mapping[str, Any]) -> list[str]:
+    return [c for c in CRITERIA if item.get(c) is False]
+
+
+def render_markdown(report: RunReport, run_dir: Path) -> str:
+    items = report.items
+    counts = {
+        s: sum(1 for i in items if i["status"] == s) for s in ("resolved", "unresolved", "error")
+    }
+    lines = [
+        f"# swarm-harness run {report.run_id}",
+        "",
+        f"- items: {len(items)} ({counts['resolved']} resolved, {counts['unresolved']} unresolved, "
+        f"{counts['error']} errors){' — INTERRUPTED' if report.interrupted else ''}",
+        f"- resolved overall: {'yes' if report.resolved else 'no'}",
+    ]
+    if report.not_started:
+        lines.append(
+            f"- not started: {len(report.not_started)} (`--resume {run_dir}` completes them)"
+        )
+    for o in report.overall:
+        lines.append(
+            f"- {o['model']}: {_pct(o.get('rate'))} resolved, 95% CI {_ci(o.get('ci'))} "
+            f"(fixtures as clusters, n={o.get('n')})"
+        )
+    lines += [
+        "",
+        "## Per fixture",
+        "",
+        "| fixture | model | n | errors | resolved | rate | 95% CI | coverage | delegation | dedup | receipts | mean tokens |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in report.summary:
+        crit = " | ".join(_pct(s["criteria"][c]["rate"]) for c in CRITERIA)
+        tokens = s["measures"]["tokens_used"].get("mean")
+        lines.append(
+            f"| {s['fixture']} | {s['model']} | {s['n']} | {s['errors']} | {s['resolved']} | "
+            f"{_pct(s['rate'])} | {_ci(s['ci'])} | {crit} | {'n/a' if tokens is None else f'{tokens:.0f}'} |"
+        )
+    if report.comparison:
+        lines += _comparison_md(report.comparison)
+    bad = [i for i in items if i["status"] != "resolved"]
+    if bad:
+        lines += ["", "## Unresolved and errored items", ""]
+        for i in bad:
+            reasons = "; ".join(i.get("failures") or []) or (i.get("error") or "")
+            failed = ", ".join(_failed_criteria(i)) or "-"
+            lines.append(f"- `{i['key']}` ({i['status']}): failed {failed}. {reasons}")
+            if i.get("agent_error"):
+                lines.append(f"  - agent error: {str(i['agent_error'])[:300]}")
+            lines.append(f"  - item dir: `{run_dir / 'items' / i['item_dir']}`")
+    return "\n".join(lines) + "\n"
+
+
+def _comparison_md(cmp: Mapping[str, Any]) -> list[str]:
+    o = cmp["overall"]
+    lines = [
+        "",
+        f"## Comparison with {cmp['baseline']}",
+        "",
+        f"Overall: **{o['verdict']}** (Δ {_pct(o['delta'])}, 95% CI {_ci(o['ci'])}, "
+        f"threshold ±{100 * cmp['threshold']:.1f} pp); wins/losses/ties {cmp['wins']}/{cmp['losses']}/{cmp['ties']}; "
+        f"flip rate {_pct(cmp['flip_rate'])}",
+    ]
+    if o.get("trials_for_power"):
+        lines.append(
+            f"Inconclusive: about {o['trials_for_power']} trials per fixture would detect the threshold with 80% power."
+        )
+    lines += [
+        "",
+        "| fixture | model | baseline | candidate | Δ | 95% CI | verdict | trials for 80% power |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for f in cmp["fixtures"]:
+        lines.append(
+            f"| {f['fixture']} | {f['model']} | {_pct(f['baseline_rate'])} | {_pct(f['candidate_rate'])} | "
+            f"{_pct(f['delta'])} | {_ci(f['ci'])} | {f['verdict']} | {f.get('trials_for_power') or ''} |"
+        )
+    return lines
+
+
+def render_junit(report: RunReport) -> str:
+    """One test case per fixture x model; a case fails when any of its items is unresolved."""
+    suite = ET.Element("testsuite", name=f"swarm-harness {report.run_id}")
+    failures = errors = 0
+    for s in report.summary:
+        case = ET.SubElement(suite, "testcase", classname=s["fixture"], name=s["model"])
+        items = [
+            i for i in report.items if i["fixture"] == s["fixture"] and i["model"] == s["model"]
+        ]
+        bad = [i for i in items if i["status"] == "unresolved"]
+        errs = [i for i in items if i["status"] == "error"]
+        if bad:
+            failures += 1
+            node = ET.SubElement(
+                case,
+                "failure",
+                message=f"{len(bad)}/{len(items)} unresolved; rate {_pct(s['rate'])}",
+            )
+            node.text = "\n".join(f"{i['key']}: {'; '.join(i.get('failures') or [])}" for i in bad)
+        elif errs:
+            errors += 1
+            node = ET.SubElement(case, "error", message=f"{len(errs)} items could not run")
+            node.text = "\n".join(f"{i['key']}: {i.get('error')}" for i in errs)
+        ET.SubElement(
+            case, "system-out"
+        ).text = f"resolved {s['resolved']}/{s['n']}, 95% CI {_ci(s['ci'])}"
+    suite.set("tests", str(len(report.summary)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

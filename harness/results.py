@@ -1,0 +1,95 @@
+"""Typed results of one work item, as they appear in ``report.json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from scorers import ItemScore
+
+ItemStatus = Literal["resolved", "unresolved", "error"]
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the harness observed about the agent process itself."""
+
+    wall_time_s: float
+    exit_code: int | None
+    timed_out: bool
+    error: str | None  # why the harness could not run the agent (infrastructure), or None
+    agent_error: str | None  # first error the agent reported
+    killed_processes: int = 0
+    leftover_processes: int = 0
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One scored (or errored) work item. Errored items never count as resolved."""
+
+    key: str
+    fixture: str
+    model: str
+    trial: int
+    item_dir: str
+    score: ItemScore
+    facts: RunFacts
+
+    @property
+    def status(self) -> ItemStatus:
+        if self.facts.error is not None:
+            return "error"
+        return "resolved" if self.score.resolved else "unresolved"
+
+    @property
+    def resolved(self) -> bool:
+        return self.status == "resolved"
+
+    def to_dict(self) -> dict[str, Any]:
+        score = self.score.to_dict()
+        score.pop("resolved", None)
+        score_version = score.pop("schema_version", None)
+        agent_error = self.facts.agent_error
+        return {
+            "key": self.key,
+            "fixture": self.fixture,
+            "model": self.model,
+            "trial": self.trial,
+            "status": self.status,
+            "resolved": self.resolved,
+            **score,
+            "wall_time_s": round(self.facts.wall_time_s, 3),
+            "exit_code": self.facts.exit_code,
+            "timed_out": self.facts.timed_out,
+            "error": self.facts.error,
+            "agent_error": agent_error,
+            "killed_processes": self.facts.killed_processes,
+            "leftover_processes": self.facts.leftover_processes,
+            "item_dir": self.item_dir,
+            "score_schema_version": score_version,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ItemResult:
+        facts = RunFacts(
+            wall_time_s=float(data["wall_time_s"]),
+            exit_code=data.get("exit_code"),
+            timed_out=bool(data.get("timed_out")),
+            error=data.get("error"),
+            agent_error=data.get("agent_error"),
+            killed_processes=int(data.get("killed_processes", 0)),
+            leftover_processes=int(data.get("leftover_processes", 0)),
+        )
+        score_fields = dict(data)
+        score_fields["resolved"] = data.get("score_resolved", data.get("resolved"))
+        score_fields["schema_version"] = data.get("score_schema_version")
+        score_fields["agent_error"] = data.get("score_agent_error", data.get("agent_error"))
+        return cls(
+            key=str(data["key"]),
+            fixture=str(data["fixture"]),
+            model=str(data["model"]),
+            trial=int(data["trial"]),
+            item_dir=str(data.get("item_dir", "")),
+            score=ItemScore.from_dict(score_fields),
+            facts=facts,
+        )

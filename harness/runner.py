@@ -1,0 +1,228 @@
+"""Executing a run: plan -> scheduler -> per-item results on disk -> report."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import secrets
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.bundle import write_json_atomic
+from harness.errors import (
+    EXIT_INFRA,
+    EXIT_INTERRUPTED,
+    EXIT_RESOLVED,
+    EXIT_UNRESOLVED,
+    ResumeMismatchError,
+)
+from harness.item import ItemOptions, WorkItem, run_item
+from harness.plan import (
+    RunConfig,
+    build_plan,
+    effective_models,
+    identity_hash,
+    load_fixtures,
+    plan_identity,
+)
+from harness.procs import become_subreaper, reap_orphans
+from harness.progress import Progress
+from harness.report import RunReport, build_report, write_report
+from harness.results import ItemResult, RunFacts
+from harness.scheduler import Scheduler, provider_of
+from scorers import score_prime_agent
+from scorers.types import PrimeAgentArtifacts
+
+RUN_FILE = "run.json"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_dir: Path
+    report: RunReport
+    exit_code: int
+
+
+def new_run_id() -> str:
+    now = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{now}-{secrets.token_hex(3)}"
+
+
+def errored_result(work: WorkItem, reason: str, item_dir: Path) -> ItemResult:
+    """An item the harness could not run or score: scored as empty, kept out of rates."""
+    empty = score_prime_agent(PrimeAgentArtifacts(parent_session_paths=()), work.fixture.manifest)
+    result = ItemResult(
+        key=work.key,
+        fixture=work.fixture.manifest.name,
+        model=work.model,
+        trial=work.trial,
+        item_dir=item_dir.name,
+        score=empty,
+        facts=RunFacts(0.0, None, False, reason, None),
+    )
+    with contextlib.suppress(OSError):
+        write_json_atomic(item_dir / "result.json", result.to_dict())
+    return result
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: threading.Event, scheduler: Scheduler[Any, Any]) -> Iterator[list[int]]:
+    """SIGINT/SIGTERM stop launching and cancel running items (main thread only)."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        received.append(signum)
+        scheduler.stop()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _load_previous(run_dir: Path, identity: dict[str, object]) -> dict[str, ItemResult]:
+    """Finished (non-errored) results of a run being resumed, after checking its identity."""
+    run_file = run_dir / RUN_FILE
+    try:
+        stored = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ResumeMismatchError(f"{run_file}: cannot read the run to resume ({exc})") from exc
+    if stored.get("identity_hash") != identity_hash(identity):
+        old = stored.get("identity", {})
+        diffs = sorted(k for k in set(old) | set(identity) if old.get(k) != identity.get(k))
+        raise ResumeMismatchError(
+            f"{run_file}: refusing to resume: these differ from the original run: {', '.join(diffs)}"
+        )
+    kept: dict[str, ItemResult] = {}
+    for result_file in sorted((run_dir / "items").glob("*/result.json")):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            result = ItemResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
+            if result.status != "error":
+                kept[result.key] = result
+    return kept
+
+
+def execute_run(
+    config: RunConfig, progress: Progress | None = None, resume: Path | None = None
+) -> RunOutcome:
+    """Run every planned item (or the missing/errored ones of ``resume``) and write the report."""
+    config.validate()
+    fixtures = load_fixtures(config)
+    plan = build_plan(fixtures, effective_models(config), config.trials)
+    identity = plan_identity(config, fixtures)
+    if resume is not None:
+        run_dir = resume
+        kept = _load_previous(run_dir, identity)
+        run_id = run_dir.name
+    else:
+        run_id = new_run_id()
+        run_dir = config.runs_dir / run_id
+        kept = {}
+    items_dir = run_dir / "items"
+    items_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(
+        run_dir / RUN_FILE,
+        {
+            "run_id": run_id,
+            "harness_version": __version__,
+            "identity": identity,
+            "identity_hash": identity_hash(identity),
+            "options": _options_dict(config),
+            "created_at": dt.datetime.now(dt.UTC).isoformat(),
+        },
+    )
+    todo = [w for w in plan if w.key not in kept]
+    become_subreaper()
+    opts = ItemOptions(
+        agent=config.agent, timeout_s=config.timeout_s, keep_workdir=config.keep_workdir
+    )
+    scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
+        concurrency=config.concurrency,
+        provider_caps=dict(config.provider_caps),
+        provider=lambda w: provider_of(w.model),
+    )
+    if progress is not None:
+        progress.start(total=len(plan), already=list(kept.values()))
+
+    def execute(work: WorkItem, cancel: threading.Event) -> ItemResult:
+        return run_item(work, opts, items_dir / work.dir_name, cancel)
+
+    def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
+        return errored_result(
+            work, f"harness error: {type(exc).__name__}: {exc}", items_dir / work.dir_name
+        )
+
+    def on_done(work: WorkItem, result: ItemResult) -> None:
+        if progress is not None:
+            progress.item_done(result)
+
+    with _stop_on_signals(scheduler.stop_event, scheduler) as received:
+        finished, not_started = scheduler.run(todo, execute, on_error, on_done)
+    reap_orphans()
+    interrupted = bool(received) or bool(not_started)
+    results = sorted([*kept.values(), *(r for _, r in finished)], key=lambda r: r.key)
+    if progress is not None:
+        progress.finish()
+    report = build_report(
+        run_id=run_id,
+        results=results,
+        interrupted=interrupted,
+        not_started=[w.key for w in not_started],
+        options=_options_dict(config),
+        baseline=config.baseline,
+        threshold=config.threshold,
+    )
+    write_report(run_dir, report)
+    return RunOutcome(run_dir, report, exit_code_for(report, config.fail_on))
+
+
+def exit_code_for(report: RunReport, fail_on: str) -> int:
+    """0 all resolved; 1 unresolved (or regression with --fail-on regression); 3 infra; 130."""
+    if report.interrupted:
+        return EXIT_INTERRUPTED
+    statuses = [item["status"] for item in report.items]
+    if fail_on == "regression":
+        regressed = (
+            report.comparison is not None
+            and report.comparison.get("overall", {}).get("verdict") == "regressed"
+        )
+        if regressed:
+            return EXIT_UNRESOLVED
+        return (
+            EXIT_INFRA
+            if "error" in statuses and "resolved" not in statuses and "unresolved" not in statuses
+            else EXIT_RESOLVED
+        )
+    if "unresolved" in statuses:
+        return EXIT_UNRESOLVED
+    if "error" in statuses:
+        return EXIT_INFRA
+    return EXIT_RESOLVED
+
+
+def _options_dict(config: RunConfig) -> dict[str, Any]:
+    return {
+        "fixtures": list(config.fixtures),
+        "models": list(effective_models(config)),
+        "agent": config.agent.label(),
+        "seed": config.agent.seed,
+        "trials": config.trials,
+        "concurrency": config.concurrency,
+        "provider_caps": dict(config.provider_caps),
+        "timeout_s": config.timeout_s,
+        "keep_workdir": config.keep_workdir,
+        "baseline": str(config.baseline) if config.baseline else None,
+        "threshold": config.threshold,
+        "fail_on": config.fail_on,
+    }

@@ -1,0 +1,155 @@
+"""Fresh per-item workdirs: the agent's git repo, isolated agent home and sessions dir.
+
+Layout of a workdir (CONTRACT §1, §3)::
+
+    <workdir>/repo/             fixture files minus fixture.json and task.txt, one commit
+    <workdir>/sessions/         created before launch; its realpath is what the agent sees
+    <workdir>/session-artifacts/  written by the agent (children)
+    <workdir>/agent-home/       isolated PRIME_AGENT_CODING_AGENT_DIR (auth/models copied)
+    <workdir>/daemon.sock       the daemon socket
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import AgentLaunchError, FixtureError
+from harness.procs import run_quick
+
+#: Files of a fixture directory that are the answer key or the prompt: never in the repo.
+KEY_FILES = frozenset({"fixture.json", "task.txt"})
+
+#: Variables that would point git (ours or the agent's) at the caller's repository.
+GIT_LEAK_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+)
+
+#: Files copied from the user's agent home into the isolated one (CONTRACT §1). Nothing else.
+AGENT_HOME_COPIES = ("auth.json", "models.json")
+
+#: Unix socket paths are limited to 108 bytes including the NUL; keep a margin.
+MAX_SOCKET_PATH = 100
+
+WORKDIR_PREFIX = "swh-"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths of one item's workdir. ``sessions`` is canonical (realpath)."""
+
+    root: Path
+    repo: Path
+    sessions: Path
+    agent_home: Path
+    socket: Path
+
+    @property
+    def session_artifacts(self) -> Path:
+        return self.sessions.parent / "session-artifacts"
+
+
+def scrubbed_git_env(base: Mapping[str, str]) -> dict[str, str]:
+    """A hermetic environment for our own git commands (no caller repo, no user config)."""
+    env = {k: v for k, v in base.items() if k not in GIT_LEAK_VARS and not k.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_TERMINAL_PROMPT="0",
+        LC_ALL="C",
+    )
+    return env
+
+
+def make_workdir(base_dir: str | None = None) -> Path:
+    """Create an empty, private workdir whose socket path fits the Unix limit."""
+    root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=base_dir)).resolve()
+    if len(str(root / "daemon.sock")) > MAX_SOCKET_PATH and base_dir is None:
+        shutil.rmtree(root, ignore_errors=True)
+        root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir="/tmp")).resolve()
+    return root
+
+
+def build_workspace(root: Path, fixture_dir: Path, source_agent_home: Path | None) -> Workspace:
+    """Populate ``root``: repo from the fixture (answer key excluded), sessions, agent home."""
+    repo = root / "repo"
+    _copy_fixture_tree(fixture_dir, repo)
+    _git_commit(repo)
+    sessions_raw = root / "sessions"
+    sessions_raw.mkdir()
+    sessions = Path(os.path.realpath(sessions_raw))
+    agent_home = root / "agent-home"
+    agent_home.mkdir(mode=0o700)
+    if source_agent_home is not None:
+        copy_agent_home(source_agent_home, agent_home)
+    return Workspace(root, repo, sessions, agent_home, root / "daemon.sock")
+
+
+def _copy_fixture_tree(fixture_dir: Path, repo: Path) -> None:
+    """Copy every regular file of the fixture except the key files; refuse symlinks."""
+    repo.mkdir()
+    for dirpath, dirnames, filenames in os.walk(fixture_dir):
+        here = Path(dirpath)
+        rel = here.relative_to(fixture_dir)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for d in list(dirnames):
+            if (here / d).is_symlink():
+                raise FixtureError(str(here / d), "symlinked directories are not allowed")
+            (repo / rel / d).mkdir()
+        for name in sorted(filenames):
+            src = here / name
+            if rel == Path(".") and name in KEY_FILES:
+                continue
+            if name.startswith("."):
+                continue
+            mode = src.lstat().st_mode
+            if not stat.S_ISREG(mode):
+                raise FixtureError(str(src), "only regular files may be copied into the repo")
+            shutil.copyfile(src, repo / rel / name, follow_symlinks=False)
+
+
+def _git_commit(repo: Path) -> None:
+    env = scrubbed_git_env(os.environ)
+    ident = ["-c", "user.name=swarm-harness", "-c", "user.email=harness@localhost"]
+    quiet = ["-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"]
+    try:
+        run_quick(["git", "init", "-q", "-b", "main", str(repo)], env=env, cwd=repo)
+        run_quick(["git", "add", "-A"], env=env, cwd=repo)
+        run_quick(["git", *ident, *quiet, "commit", "-q", "-m", "fixture"], env=env, cwd=repo)
+    except FileNotFoundError as exc:
+        raise AgentLaunchError("git is not installed: it is needed to build the repo") from exc
+    except Exception as exc:  # CalledProcessError, TimeoutExpired
+        detail = getattr(exc, "stderr", b"") or b""
+        raise AgentLaunchError(
+            f"git failed building the repo: {detail.decode(errors='replace')}"
+        ) from exc
+
+
+def source_agent_home(env: Mapping[str, str]) -> Path:
+    """The user's agent home: ``$PRIME_AGENT_CODING_AGENT_DIR`` or ``~/.prime/agent``."""
+    configured = env.get("PRIME_AGENT_CODING_AGENT_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".prime" / "agent"
+
+
+def copy_agent_home(source: Path, dest: Path) -> list[str]:
+    """Copy auth.json and models.json (if present) into the isolated home; read-only source."""
+    copied = []
+    for name in AGENT_HOME_COPIES:
+        src = source / name
+        if src.is_file():
+            target = dest / name
+            shutil.copyfile(src, target)
+            target.chmod(0o600)
+            copied.append(name)
+    return copied

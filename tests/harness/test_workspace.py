@@ -1,0 +1,120 @@
+"""Workspace and launch: the answer key stays out, the environment is isolated."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.launch import AgentSpec, agent_argv, agent_env, secret_values
+from harness.procs import ITEM_TOKEN_VAR
+from harness.workspace import build_workspace, make_workdir, scrubbed_git_env
+
+
+def _fixture(tmp_path: Path) -> Path:
+    fx = tmp_path / "fx"
+    (fx / "shards").mkdir(parents=True)
+    (fx / "shards" / "a.txt").write_text("alpha beta\n", encoding="utf-8")
+    (fx / "fixture.json").write_text(json.dumps({"secret": "EXPECTED-ANSWER-4242"}), encoding="utf-8")
+    (fx / "task.txt").write_text("do the task", encoding="utf-8")
+    return fx
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=scrubbed_git_env(os.environ), capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_repo_holds_fixture_files_without_answer_key(tmp_path: Path) -> None:
+    root = make_workdir(str(tmp_path))
+    ws = build_workspace(root, _fixture(tmp_path), None)
+    assert (ws.repo / "shards" / "a.txt").is_file()
+    assert not (ws.repo / "fixture.json").exists() and not (ws.repo / "task.txt").exists()
+    assert _git(ws.repo, "ls-files").split() == ["shards/a.txt"]
+    history = _git(ws.repo, "log", "--all", "-p", "--format=%H %s")
+    assert "EXPECTED-ANSWER-4242" not in history and "fixture.json" not in history
+    objects = _git(ws.repo, "rev-list", "--all", "--objects")
+    assert "fixture.json" not in objects and "task.txt" not in objects
+    assert ws.sessions == Path(os.path.realpath(ws.sessions)) and ws.sessions.is_dir()
+
+
+def test_repo_build_ignores_callers_git_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    subprocess.run(["git", "init", "-q", str(caller)], check=True, env=scrubbed_git_env(os.environ))
+    monkeypatch.setenv("GIT_DIR", str(caller / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(caller))
+    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
+    assert (ws.repo / ".git").is_dir()
+    # The caller's repository got no commit from us.
+    log = subprocess.run(["git", "log", "--oneline"], cwd=caller, capture_output=True, text=True,
+                         env=scrubbed_git_env(os.environ))
+    assert "fixture" not in log.stdout
+
+
+def test_agent_env_strips_leaks_and_isolates(tmp_path: Path) -> None:
+    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
+    base = {
+        "PATH": "/usr/bin",
+        "ANTHROPIC_API_KEY": "sk-test-0123456789",
+        "PRIME_AGENT_INTERNAL_WORKER_ID": "w1",
+        "RLM_DEPTH": "2",
+        "RLM_MAX_DEPTH": "3",
+        "PRIME_AGENT_BASH_SHELL": "/bin/zsh",
+        "PRIME_AGENT_BASH_COMMAND_PREFIX": "x",
+        "GIT_DIR": "/caller/.git",
+        "GIT_INDEX_FILE": "/caller/.git/index",
+        "PRIME_AGENT_CODING_AGENT_DIR": "/home/me/.prime/agent",
+        "SWARM_HARNESS_SIM_ORACLE": "/leak.json",
+    }
+    env, names = agent_env(base, ws, "tok")
+    for gone in ("PRIME_AGENT_INTERNAL_WORKER_ID", "RLM_DEPTH", "RLM_MAX_DEPTH", "PRIME_AGENT_BASH_SHELL",
+                 "PRIME_AGENT_BASH_COMMAND_PREFIX", "GIT_DIR", "GIT_INDEX_FILE", "SWARM_HARNESS_SIM_ORACLE"):
+        assert gone not in env
+    assert env["ANTHROPIC_API_KEY"] == "sk-test-0123456789"  # credentials pass through
+    assert env["PRIME_AGENT_CODING_AGENT_DIR"] == str(ws.agent_home)
+    assert env["PRIME_AGENT_SESSION_DIR"] == env["PRIME_AGENT_CODING_AGENT_SESSION_DIR"] == str(ws.sessions)
+    assert env[ITEM_TOKEN_VAR] == "tok"
+    assert "ANTHROPIC_API_KEY" not in names and "PRIME_AGENT_SESSION_DIR" in names
+
+
+def test_argv_is_exactly_the_contract(tmp_path: Path) -> None:
+    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
+    argv = agent_argv(["prime-agent"], ws, "anthropic/m", "TASK")
+    assert argv == [
+        "prime-agent", "--mode", "json", "--daemon-socket", str(ws.socket), "--cwd", str(ws.repo),
+        "--session-dir", str(ws.sessions), "--model", "anthropic/m", "--", "TASK",
+    ]
+
+
+def test_agent_home_copies_only_auth_and_models(tmp_path: Path) -> None:
+    src = tmp_path / "home-src"
+    src.mkdir()
+    (src / "auth.json").write_text(json.dumps({"anthropic": {"key": "sk-ant-secretvalue"}}), encoding="utf-8")
+    (src / "models.json").write_text("{}", encoding="utf-8")
+    (src / "settings.json").write_text("{}", encoding="utf-8")
+    (src / "sessions").mkdir()
+    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), src)
+    assert sorted(p.name for p in ws.agent_home.iterdir()) == ["auth.json", "models.json"]
+    assert b"sk-ant-secretvalue" in secret_values({}, ws.agent_home)
+
+
+def test_missing_binary_is_a_launch_error() -> None:
+    from harness.errors import AgentLaunchError
+
+    with pytest.raises(AgentLaunchError, match="not found"):
+        AgentSpec.parse("prime-agent", "/nonexistent/prime-agent").resolve_command()
+
+
+def test_non_executable_binary_is_a_launch_error(tmp_path: Path) -> None:
+    from harness.errors import AgentLaunchError
+
+    fake = tmp_path / "prime-agent"
+    fake.write_text("#!/bin/sh\n", encoding="utf-8")
+    fake.chmod(0o644)
+    with pytest.raises(AgentLaunchError, match="not executable"):
+        AgentSpec.parse("prime-agent", str(fake)).resolve_command()
