@@ -42,6 +42,7 @@ _RUN_KEYS: dict[str, Any] = {
     "threshold": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
     "fail_on": {"enum": ["unresolved", "regression"]},
 }
+_PARAM_NAMES = {"fixture": "fixtures", "model": "models", "provider_cap": "provider_caps"}
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -80,10 +81,12 @@ def load_default_map(path: Path | None = None) -> dict[str, Any]:
         if err.validator == "additionalProperties":
             return _raise(path, where, f"unknown key ({err.message})")
         return _raise(path, where, err.message)
-    run = data.get("run", {})
+    run = dict(data.get("run", {}))
     for key in ("fixture", "model", "provider_cap"):
         if isinstance(run.get(key), str):
             run[key] = [run[key]]
+    # click's default_map is keyed by parameter names, which are plural for repeatables.
+    run = {_PARAM_NAMES.get(k, k): v for k, v in run.items()}
     return {"run": run} if run else {}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -46,10 +47,11 @@ class ItemResult:
         return self.status == "resolved"
 
     def to_dict(self) -> dict[str, Any]:
+        """The flat report item: run facts around the scorer's fields (exact round trip)."""
         score = self.score.to_dict()
-        score.pop("resolved", None)
-        score_version = score.pop("schema_version", None)
-        agent_error = self.facts.agent_error
+        score_resolved = score.pop("resolved")
+        score_agent_error = score.pop("agent_error")
+        score_version = score.pop("schema_version")
         return {
             "key": self.key,
             "fixture": self.fixture,
@@ -62,10 +64,12 @@ class ItemResult:
             "exit_code": self.facts.exit_code,
             "timed_out": self.facts.timed_out,
             "error": self.facts.error,
-            "agent_error": agent_error,
+            "agent_error": self.facts.agent_error,
             "killed_processes": self.facts.killed_processes,
             "leftover_processes": self.facts.leftover_processes,
             "item_dir": self.item_dir,
+            "score_resolved": score_resolved,
+            "score_agent_error": score_agent_error,
             "score_schema_version": score_version,
         }
 
@@ -73,23 +77,27 @@ class ItemResult:
     def from_dict(cls, data: dict[str, Any]) -> ItemResult:
         facts = RunFacts(
             wall_time_s=float(data["wall_time_s"]),
-            exit_code=data.get("exit_code"),
-            timed_out=bool(data.get("timed_out")),
-            error=data.get("error"),
-            agent_error=data.get("agent_error"),
+            exit_code=data["exit_code"],
+            timed_out=bool(data["timed_out"]),
+            error=data["error"],
+            agent_error=data["agent_error"],
             killed_processes=int(data.get("killed_processes", 0)),
             leftover_processes=int(data.get("leftover_processes", 0)),
         )
-        score_fields = dict(data)
-        score_fields["resolved"] = data.get("score_resolved", data.get("resolved"))
-        score_fields["schema_version"] = data.get("score_schema_version")
-        score_fields["agent_error"] = data.get("score_agent_error", data.get("agent_error"))
+        renamed = {
+            "resolved": "score_resolved",
+            "agent_error": "score_agent_error",
+            "schema_version": "score_schema_version",
+        }
+        score_fields = {
+            f.name: data[renamed.get(f.name, f.name)] for f in dataclasses.fields(ItemScore)
+        }
         return cls(
             key=str(data["key"]),
             fixture=str(data["fixture"]),
             model=str(data["model"]),
             trial=int(data["trial"]),
-            item_dir=str(data.get("item_dir", "")),
+            item_dir=str(data["item_dir"]),
             score=ItemScore.from_dict(score_fields),
             facts=facts,
         )

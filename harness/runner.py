@@ -22,6 +22,7 @@ from harness.errors import (
     EXIT_UNRESOLVED,
     ResumeMismatchError,
 )
+from harness.fixtures import Fixture
 from harness.item import ItemOptions, WorkItem, run_item
 from harness.plan import (
     RunConfig,
@@ -91,6 +92,21 @@ def _stop_on_signals(stop: threading.Event, scheduler: Scheduler[Any, Any]) -> I
             signal.signal(sig, old)
 
 
+def stored_options(run_dir: Path) -> dict[str, Any]:
+    """The options a run was started with (for ``--resume`` defaults)."""
+    run_file = run_dir / RUN_FILE
+    try:
+        data = json.loads(run_file.read_text(encoding="utf-8"))
+        options = data["options"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ResumeMismatchError(
+            f"{run_file}: not a run directory this harness can resume ({exc})"
+        ) from exc
+    if not isinstance(options, dict):
+        raise ResumeMismatchError(f"{run_file}: options: not an object")
+    return options
+
+
 def _load_previous(run_dir: Path, identity: dict[str, object]) -> dict[str, ItemResult]:
     """Finished (non-errored) results of a run being resumed, after checking its identity."""
     run_file = run_dir / RUN_FILE
@@ -138,7 +154,7 @@ def execute_run(
             "harness_version": __version__,
             "identity": identity,
             "identity_hash": identity_hash(identity),
-            "options": _options_dict(config),
+            "options": _options_dict(config, fixtures),
             "created_at": dt.datetime.now(dt.UTC).isoformat(),
         },
     )
@@ -179,7 +195,7 @@ def execute_run(
         results=results,
         interrupted=interrupted,
         not_started=[w.key for w in not_started],
-        options=_options_dict(config),
+        options=_options_dict(config, fixtures),
         baseline=config.baseline,
         threshold=config.threshold,
     )
@@ -211,9 +227,12 @@ def exit_code_for(report: RunReport, fail_on: str) -> int:
     return EXIT_RESOLVED
 
 
-def _options_dict(config: RunConfig) -> dict[str, Any]:
+def _options_dict(config: RunConfig, fixtures: list[Fixture] | None = None) -> dict[str, Any]:
     return {
         "fixtures": list(config.fixtures),
+        "fixture_paths": [str(fx.path) for fx in fixtures or []],
+        "agent_kind": "sim" if config.agent.is_sim else "prime-agent",
+        "agent_bin": config.agent.binary,
         "models": list(effective_models(config)),
         "agent": config.agent.label(),
         "seed": config.agent.seed,

@@ -100,7 +100,8 @@ class Scheduler(Generic[W, R]):
             threads.append(thread)
             thread.start()
         for thread in threads:
-            thread.join()
+            while thread.is_alive():  # short joins keep the main thread responsive to signals
+                thread.join(0.2)
         done.sort(key=lambda pair: pair[0].key)
         return done, sorted(pending, key=lambda w: w.key)
 

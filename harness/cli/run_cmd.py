@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from harness.cli.errors import translate_errors
 from harness.errors import UsageError
 from harness.launch import AgentSpec
 from harness.plan import RunConfig
 from harness.progress import Progress
-from harness.runner import RunOutcome, execute_run
+from harness.runner import RunOutcome, execute_run, stored_options
 
 
 def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
@@ -104,46 +106,71 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     default=None,
     help="Complete a partial run: re-run only its missing or errored items.",
 )
+@click.pass_context
 @translate_errors
-def run_cmd(
-    fixtures: tuple[str, ...],
-    models: tuple[str, ...],
-    agent: str,
-    agent_bin: str,
-    timeout: float,
-    runs_dir: Path,
-    keep_workdir: bool,
-    as_json: bool,
-    trials: int,
-    concurrency: int,
-    provider_caps: tuple[str, ...],
-    seed: int,
-    baseline: Path | None,
-    threshold: float,
-    fail_on: str,
-    resume: Path | None,
-) -> None:
+def run_cmd(ctx: click.Context, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
+    resume: Path | None = options["resume"]
+    if resume is not None:
+        _fill_from_stored(ctx, options, stored_options(resume))
     config = RunConfig(
-        fixtures=tuple(fixtures),
-        models=tuple(models),
-        agent=AgentSpec.parse(agent, agent_bin, seed),
-        trials=trials,
-        concurrency=concurrency,
-        provider_caps=_provider_caps(provider_caps),
-        timeout_s=timeout,
-        runs_dir=runs_dir,
-        keep_workdir=keep_workdir,
-        baseline=baseline,
-        threshold=threshold,
-        fail_on=fail_on,
+        fixtures=tuple(options["fixtures"]),
+        models=tuple(options["models"]),
+        agent=AgentSpec.parse(options["agent"], options["agent_bin"], options["seed"]),
+        trials=options["trials"],
+        concurrency=options["concurrency"],
+        provider_caps=_provider_caps(tuple(options["provider_caps"])),
+        timeout_s=options["timeout"],
+        runs_dir=options["runs_dir"],
+        keep_workdir=options["keep_workdir"],
+        baseline=options["baseline"],
+        threshold=options["threshold"],
+        fail_on=options["fail_on"],
     )
     outcome = execute_run(config, Progress(), resume=resume)
-    if as_json:
+    if options["as_json"]:
         click.echo(json.dumps(outcome.report.to_dict(), indent=2))
     else:
         click.echo(summary_text(outcome))
     sys.exit(outcome.exit_code)
+
+
+#: run.json option key -> run parameter name, for options --resume takes from the stored run.
+_STORED = {
+    "trials": "trials",
+    "seed": "seed",
+    "concurrency": "concurrency",
+    "keep_workdir": "keep_workdir",
+    "threshold": "threshold",
+    "fail_on": "fail_on",
+    "timeout_s": "timeout",
+    "agent_bin": "agent_bin",
+}
+
+
+def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: dict[str, Any]) -> None:
+    """With --resume, every option not given explicitly comes from the original run."""
+
+    def unset(name: str) -> bool:
+        return ctx.get_parameter_source(name) in (
+            ParameterSource.DEFAULT,
+            ParameterSource.DEFAULT_MAP,
+        )
+
+    if unset("fixtures"):
+        options["fixtures"] = tuple(stored.get("fixture_paths") or stored.get("fixtures") or ())
+    is_sim = stored.get("agent_kind") == "sim"
+    if unset("models") and not is_sim:
+        options["models"] = tuple(stored.get("models") or ())
+    if unset("agent"):
+        options["agent"] = stored.get("agent", "sim") if is_sim else "prime-agent"
+    if unset("provider_caps") and stored.get("provider_caps"):
+        options["provider_caps"] = tuple(f"{k}={v}" for k, v in stored["provider_caps"].items())
+    if unset("baseline") and stored.get("baseline"):
+        options["baseline"] = Path(stored["baseline"])
+    for key, name in _STORED.items():
+        if unset(name) and stored.get(key) is not None:
+            options[name] = stored[key]
 
 
 def summary_text(outcome: RunOutcome) -> str:

@@ -18,7 +18,12 @@ REAL_MANIFEST = Manifest.from_dict(
         "name": "real-word-counts",
         "artifact": "combined-index.md",
         "shards": [
-            {"file": f"shard-{x}.txt", "worker": f"worker-shard-{x}", "question": "words?", "expected": n}
+            {
+                "file": f"shard-{x}.txt",
+                "worker": f"worker-shard-{x}",
+                "question": "words?",
+                "expected": n,
+            }
             for x, n in (("a", 3), ("b", 5), ("c", 6))
         ],
     }
@@ -97,8 +102,16 @@ def _ledger(folder: Path, name: str, sessions: str, parent: str) -> Path:
     path = folder / name
     lines = [
         {"v": 1, "op": "meta", "at": "t", "sessionsDir": sessions},
-        {"v": 1, "op": "spawn", "at": "t", "childId": "sub-1", "parent": parent,
-         "child": "/x/sub-1/c.jsonl", "depth": 1, "name": "w"},
+        {
+            "v": 1,
+            "op": "spawn",
+            "at": "t",
+            "childId": "sub-1",
+            "parent": parent,
+            "child": "/x/sub-1/c.jsonl",
+            "depth": 1,
+            "name": "w",
+        },
     ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return path
@@ -114,19 +127,41 @@ def test_ledger_location_candidates(tmp_path: Path, which: str) -> None:
     assert spellings == (str(real), str(link))
     _write_session(real / "p.jsonl", "pid")
     home = tmp_path / "agent-home"
-    names = {"realpath": ledger_name(str(real)), "abspath": ledger_name(str(link)), "meta": "other.jsonl"}
-    _ledger(home / "rlm-ledger", names[which], str(link) if which == "meta" else "/elsewhere", f"{real}/p.jsonl")
-    layout = Layout(real, tmp_path / "session-artifacts", home, tmp_path / "repo", None, None, spellings)
+    names = {
+        "realpath": ledger_name(str(real)),
+        "abspath": ledger_name(str(link)),
+        "meta": "other.jsonl",
+    }
+    _ledger(
+        home / "rlm-ledger",
+        names[which],
+        str(link) if which == "meta" else "/elsewhere",
+        f"{real}/p.jsonl",
+    )
+    layout = Layout(
+        real, tmp_path / "session-artifacts", home, tmp_path / "repo", None, None, spellings
+    )
     located = locate(layout, "out.md")
     assert located.ledger is not None and located.ledger.name == names[which]
-    assert located.ledger_via == {"realpath": "realpath-hash", "abspath": "abspath-hash", "meta": "meta"}[which]
+    assert (
+        located.ledger_via
+        == {"realpath": "realpath-hash", "abspath": "abspath-hash", "meta": "meta"}[which]
+    )
 
 
 def test_no_ledger_when_meta_names_another_dir(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     _ledger(tmp_path / "home" / "rlm-ledger", "x.jsonl", "/not/ours", "/not/ours/p.jsonl")
-    layout = Layout(sessions, tmp_path / "sa", tmp_path / "home", tmp_path / "repo", None, None, (str(sessions),))
+    layout = Layout(
+        sessions,
+        tmp_path / "sa",
+        tmp_path / "home",
+        tmp_path / "repo",
+        None,
+        None,
+        (str(sessions),),
+    )
     assert locate(layout, "a.md").ledger is None
 
 
@@ -136,7 +171,15 @@ def test_parent_never_a_stale_file_by_mtime(tmp_path: Path) -> None:
     _write_session(sessions / "a.jsonl", "ida")
     _write_session(sessions / "b.jsonl", "idb")
     os.utime(sessions / "b.jsonl", (1, 1))
-    layout = Layout(sessions, tmp_path / "sa", tmp_path / "home", tmp_path / "repo", None, None, (str(sessions),))
+    layout = Layout(
+        sessions,
+        tmp_path / "sa",
+        tmp_path / "home",
+        tmp_path / "repo",
+        None,
+        None,
+        (str(sessions),),
+    )
     located = locate(layout, "a.md")
     assert located.parent is None and located.notes
 
@@ -147,7 +190,9 @@ def test_parent_from_ledger_when_stdout_missing(tmp_path: Path) -> None:
     _write_session(sessions / "b.jsonl", "idb")
     home = tmp_path / "home"
     _ledger(home / "rlm-ledger", ledger_name(str(sessions)), str(sessions), f"{sessions}/b.jsonl")
-    layout = Layout(sessions, tmp_path / "sa", home, tmp_path / "repo", None, None, (str(sessions),))
+    layout = Layout(
+        sessions, tmp_path / "sa", home, tmp_path / "repo", None, None, (str(sessions),)
+    )
     located = locate(layout, "a.md")
     assert located.parent == sessions / "b.jsonl" and located.parent_via == "ledger"
     assert located.parent_session_paths() == (f"{sessions}/b.jsonl",)
@@ -163,7 +208,15 @@ def test_children_walk_skips_symlinks_and_unsafe_ids(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     _write_session(outside / "x.jsonl", "x")
     (root / "sub-evil").symlink_to(outside)
-    layout = Layout(sessions, tmp_path / "session-artifacts", tmp_path / "h", tmp_path / "r", None, None, (str(sessions),))
+    layout = Layout(
+        sessions,
+        tmp_path / "session-artifacts",
+        tmp_path / "h",
+        tmp_path / "r",
+        None,
+        None,
+        (str(sessions),),
+    )
     located = locate(layout, "a.md")
     found = {(c.subdirs, c.file_name) for c in located.children}
     assert found == {(("sub-a",), "c1.jsonl"), (("sub-a", "sub-b"), "g1.jsonl")}
@@ -173,7 +226,9 @@ def test_children_walk_skips_symlinks_and_unsafe_ids(tmp_path: Path) -> None:
 def test_unsafe_parent_header_id_is_not_used_as_a_path(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     _write_session(sessions / "p.jsonl", "../../etc")
-    layout = Layout(sessions, tmp_path / "sa", tmp_path / "h", tmp_path / "r", None, None, (str(sessions),))
+    layout = Layout(
+        sessions, tmp_path / "sa", tmp_path / "h", tmp_path / "r", None, None, (str(sessions),)
+    )
     located = locate(layout, "a.md")
     assert located.parent_id is None and located.children == ()
 

@@ -12,8 +12,8 @@ from harness.errors import EXIT_INFRA, EXIT_RESOLVED, EXIT_UNRESOLVED
 from harness.launch import AgentSpec
 from harness.plan import RunConfig
 from harness.procs import ITEM_TOKEN_VAR
-from harness.rescore import rescore_item
 from harness.report import validate_report
+from harness.rescore import rescore_item
 from harness.runner import execute_run
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
@@ -33,7 +33,9 @@ def _leftovers() -> list[psutil.Process]:
     return found
 
 
-def run_sim(tmp_path: Path, behaviour: str, *, timeout: float = 60.0, fixture: str = TINY, **kw: object):
+def run_sim(
+    tmp_path: Path, behaviour: str, *, timeout: float = 60.0, fixture: str = TINY, **kw: object
+):
     config = RunConfig(
         fixtures=(fixture,),
         models=(),

@@ -18,14 +18,21 @@ def _fixture(tmp_path: Path) -> Path:
     fx = tmp_path / "fx"
     (fx / "shards").mkdir(parents=True)
     (fx / "shards" / "a.txt").write_text("alpha beta\n", encoding="utf-8")
-    (fx / "fixture.json").write_text(json.dumps({"secret": "EXPECTED-ANSWER-4242"}), encoding="utf-8")
+    (fx / "fixture.json").write_text(
+        json.dumps({"secret": "EXPECTED-ANSWER-4242"}), encoding="utf-8"
+    )
     (fx / "task.txt").write_text("do the task", encoding="utf-8")
     return fx
 
 
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", *args], cwd=repo, env=scrubbed_git_env(os.environ), capture_output=True, text=True, check=True
+        ["git", *args],
+        cwd=repo,
+        env=scrubbed_git_env(os.environ),
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
 
@@ -42,7 +49,9 @@ def test_repo_holds_fixture_files_without_answer_key(tmp_path: Path) -> None:
     assert ws.sessions == Path(os.path.realpath(ws.sessions)) and ws.sessions.is_dir()
 
 
-def test_repo_build_ignores_callers_git_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_repo_build_ignores_callers_git_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     caller = tmp_path / "caller"
     caller.mkdir()
     subprocess.run(["git", "init", "-q", str(caller)], check=True, env=scrubbed_git_env(os.environ))
@@ -51,8 +60,13 @@ def test_repo_build_ignores_callers_git_dir(tmp_path: Path, monkeypatch: pytest.
     ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
     assert (ws.repo / ".git").is_dir()
     # The caller's repository got no commit from us.
-    log = subprocess.run(["git", "log", "--oneline"], cwd=caller, capture_output=True, text=True,
-                         env=scrubbed_git_env(os.environ))
+    log = subprocess.run(
+        ["git", "log", "--oneline"],
+        cwd=caller,
+        capture_output=True,
+        text=True,
+        env=scrubbed_git_env(os.environ),
+    )
     assert "fixture" not in log.stdout
 
 
@@ -72,12 +86,24 @@ def test_agent_env_strips_leaks_and_isolates(tmp_path: Path) -> None:
         "SWARM_HARNESS_SIM_ORACLE": "/leak.json",
     }
     env, names = agent_env(base, ws, "tok")
-    for gone in ("PRIME_AGENT_INTERNAL_WORKER_ID", "RLM_DEPTH", "RLM_MAX_DEPTH", "PRIME_AGENT_BASH_SHELL",
-                 "PRIME_AGENT_BASH_COMMAND_PREFIX", "GIT_DIR", "GIT_INDEX_FILE", "SWARM_HARNESS_SIM_ORACLE"):
+    for gone in (
+        "PRIME_AGENT_INTERNAL_WORKER_ID",
+        "RLM_DEPTH",
+        "RLM_MAX_DEPTH",
+        "PRIME_AGENT_BASH_SHELL",
+        "PRIME_AGENT_BASH_COMMAND_PREFIX",
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+        "SWARM_HARNESS_SIM_ORACLE",
+    ):
         assert gone not in env
     assert env["ANTHROPIC_API_KEY"] == "sk-test-0123456789"  # credentials pass through
     assert env["PRIME_AGENT_CODING_AGENT_DIR"] == str(ws.agent_home)
-    assert env["PRIME_AGENT_SESSION_DIR"] == env["PRIME_AGENT_CODING_AGENT_SESSION_DIR"] == str(ws.sessions)
+    assert (
+        env["PRIME_AGENT_SESSION_DIR"]
+        == env["PRIME_AGENT_CODING_AGENT_SESSION_DIR"]
+        == str(ws.sessions)
+    )
     assert env[ITEM_TOKEN_VAR] == "tok"
     assert "ANTHROPIC_API_KEY" not in names and "PRIME_AGENT_SESSION_DIR" in names
 
@@ -86,15 +112,28 @@ def test_argv_is_exactly_the_contract(tmp_path: Path) -> None:
     ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
     argv = agent_argv(["prime-agent"], ws, "anthropic/m", "TASK")
     assert argv == [
-        "prime-agent", "--mode", "json", "--daemon-socket", str(ws.socket), "--cwd", str(ws.repo),
-        "--session-dir", str(ws.sessions), "--model", "anthropic/m", "--", "TASK",
+        "prime-agent",
+        "--mode",
+        "json",
+        "--daemon-socket",
+        str(ws.socket),
+        "--cwd",
+        str(ws.repo),
+        "--session-dir",
+        str(ws.sessions),
+        "--model",
+        "anthropic/m",
+        "--",
+        "TASK",
     ]
 
 
 def test_agent_home_copies_only_auth_and_models(tmp_path: Path) -> None:
     src = tmp_path / "home-src"
     src.mkdir()
-    (src / "auth.json").write_text(json.dumps({"anthropic": {"key": "sk-ant-secretvalue"}}), encoding="utf-8")
+    (src / "auth.json").write_text(
+        json.dumps({"anthropic": {"key": "sk-ant-secretvalue"}}), encoding="utf-8"
+    )
     (src / "models.json").write_text("{}", encoding="utf-8")
     (src / "settings.json").write_text("{}", encoding="utf-8")
     (src / "sessions").mkdir()

@@ -1,0 +1,176 @@
+"""The CLI through click's CliRunner and a real subprocess: exit codes and output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.main import cli
+from harness.report import validate_report
+
+REPO = Path(__file__).resolve().parent.parent.parent
+TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
+
+
+def harness(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd or REPO,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_run_json_prints_exactly_the_report(tmp_path: Path) -> None:
+    proc = harness(
+        "run", "--fixture", TINY, "--agent", "sim", "--runs-dir", str(tmp_path), "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)  # stdout holds nothing else
+    validate_report(report)
+    run_dir = next(tmp_path.iterdir())
+    assert report == json.loads((run_dir / "report.json").read_text())
+    assert report["resolved"] is True and report["schema_version"] == 2
+    assert "resolved" in proc.stderr  # progress went to stderr
+
+
+def test_run_unresolved_exits_1_with_human_summary(tmp_path: Path) -> None:
+    proc = harness(
+        "run", "--fixture", TINY, "--agent", "sim:wrong-answer", "--runs-dir", str(tmp_path)
+    )
+    assert proc.returncode == 1
+    assert "unresolved" in proc.stdout and "coverage" in proc.stdout
+    assert (next(tmp_path.iterdir()) / "report.md").is_file()
+
+
+def test_missing_agent_binary_exits_3(tmp_path: Path) -> None:
+    proc = harness(
+        "run",
+        "--fixture",
+        TINY,
+        "--model",
+        "a/b",
+        "--agent-bin",
+        str(tmp_path / "nope"),
+        "--runs-dir",
+        str(tmp_path),
+    )
+    assert proc.returncode == 3
+    assert "not found" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(
+            ["run", "--fixture", "no-such-fixture", "--agent", "sim"], id="unknown-fixture"
+        ),
+        pytest.param(["run", "--fixture", TINY], id="real-agent-without-model"),
+        pytest.param(["run", "--fixture", TINY, "--agent", "bogus"], id="bad-agent"),
+        pytest.param(
+            ["run", "--fixture", TINY, "--agent", "sim", "--trials", "0"], id="zero-trials"
+        ),
+        pytest.param(
+            ["run", "--fixture", TINY, "--agent", "sim", "--provider-cap", "x"], id="bad-cap"
+        ),
+        pytest.param(["run", "--bogus-flag"], id="unknown-option"),
+        pytest.param(["score", "/nonexistent"], id="score-missing-dir"),
+    ],
+)
+def test_bad_usage_exits_2_and_runs_nothing(tmp_path: Path, args: list[str]) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        cli,
+        [
+            *args,
+            *(
+                ["--runs-dir", str(tmp_path)]
+                if args[0] == "run" and "--bogus-flag" not in args
+                else []
+            ),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_score_after_moving_the_item_dir(tmp_path: Path) -> None:
+    proc = harness(
+        "run",
+        "--fixture",
+        TINY,
+        "--agent",
+        "sim:delete-to-hide",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--json",
+    )
+    report = json.loads(proc.stdout)
+    (item,) = report["items"]
+    src = tmp_path / "runs" / report["run_id"] / "items" / item["item_dir"]
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(src, moved)
+    shutil.rmtree(tmp_path / "runs")
+    again = CliRunner().invoke(cli, ["score", str(moved)])
+    assert again.exit_code == 0, again.output
+    rescored = json.loads(again.output)
+    assert rescored.pop("item_dir") == "copy"
+    assert rescored == {k: v for k, v in item.items() if k != "item_dir"}
+
+
+def test_fixtures_validate_reports_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(TINY, bad)
+    manifest = json.loads((bad / "fixture.json").read_text())
+    manifest["shards"][1]["worker"] = "someone-else"
+    (bad / "fixture.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(cli, ["fixtures", "validate", str(bad)])
+    assert result.exit_code == 2
+    assert "fixture.json" in result.output and "shards[1].worker" in result.output
+    ok = CliRunner().invoke(cli, ["fixtures", "validate", TINY])
+    assert ok.exit_code == 0
+
+
+def test_fixtures_list_names_both_fixtures() -> None:
+    result = CliRunner().invoke(cli, ["fixtures", "list"])
+    assert result.exit_code == 0
+    assert "json-events" in result.output and "csv-metrics" in result.output
+
+
+def test_help_documents_exit_codes() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    for code in ("0", "1", "2", "3", "130"):
+        assert f"  {code} " in result.output
+
+
+def test_harness_yaml_defaults_and_bad_key(tmp_path: Path) -> None:
+    (tmp_path / "harness.yaml").write_text(
+        f"run:\n  fixture: [{TINY}]\n  agent: sim\n  trials: 2\n"
+    )
+    proc = harness(
+        "run",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["items"]) == 2
+    (tmp_path / "harness.yaml").write_text("run:\n  trails: 2\n")
+    bad = harness("run", "--agent", "sim", cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
+    assert bad.returncode == 2
+    assert "harness.yaml" in bad.stderr and "trails" in bad.stderr

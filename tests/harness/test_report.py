@@ -1,0 +1,194 @@
+"""Aggregation, comparison and report rendering, checked against independent references."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+
+from harness.aggregate import overall, summarize
+from harness.compare import compare
+from harness.launch import AgentSpec
+from harness.plan import RunConfig
+from harness.report import RunReport, render_junit, render_markdown, validate_report
+from harness.runner import execute_run
+
+TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
+CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
+
+
+def item(
+    fixture: str,
+    trial: int,
+    resolved: bool,
+    *,
+    model: str = "p/m",
+    status: str | None = None,
+    tokens: int = 100,
+    **crit: bool,
+) -> dict:
+    status = status or ("resolved" if resolved else "unresolved")
+    base = {c: crit.get(c, resolved) for c in CRITERIA}
+    return {
+        "key": f"{fixture}:{model}:{trial}",
+        "fixture": fixture,
+        "model": model,
+        "trial": trial,
+        "status": status,
+        "resolved": resolved and status == "resolved",
+        **base,
+        "tokens_used": tokens + trial,
+        "turns": 3 + trial % 2,
+        "wall_time_s": 1.0 + trial / 10,
+        "failures": [] if resolved else ["coverage: x"],
+        "error": "boom" if status == "error" else None,
+        "agent_error": None,
+        "item_dir": f"{fixture}__{trial}",
+    }
+
+
+def test_summary_counts_rates_and_excludes_errors() -> None:
+    items = [item("f1", t, r) for t, r in enumerate([True, True, False, True], start=1)]
+    items.append(item("f1", 5, False, status="error"))
+    (s,) = summarize(items)
+    assert (s["n"], s["errors"], s["resolved"]) == (4, 1, 3)
+    assert s["rate"] == pytest.approx(0.75)
+    lo, hi = proportion_confint(3, 4, alpha=0.05, method="wilson")
+    assert s["ci"] == pytest.approx([lo, hi], abs=1e-9)
+    assert s["errored_keys"] == ["f1:p/m:5"]
+    assert set(s["pass_at_k"]) == {"1", "2", "3", "4"}
+    assert s["pass_at_k"]["1"] == pytest.approx(0.75) and s["pass_hat_k"]["4"] == 0.0
+    assert s["measures"]["tokens_used"]["n"] == 4
+
+
+def test_overall_uses_fixtures_as_clusters() -> None:
+    items = [item("f1", t, True) for t in range(1, 5)] + [
+        item("f2", t, t == 1) for t in range(1, 5)
+    ]
+    (o,) = overall(items)
+    assert o["rate"] == pytest.approx(5 / 8) and o["clusters"] == 2 and o["resolved"] == 5
+
+
+def test_comparison_is_candidate_minus_baseline_with_newcombe() -> None:
+    base = [item("f1", t, t <= 2) for t in range(1, 11)]  # 2/10
+    cand = [item("f1", t, t <= 9) for t in range(1, 11)]  # 9/10
+    cmp = compare(base, cand, 0.05, "base")
+    (f,) = cmp["fixtures"]
+    assert f["delta"] == pytest.approx(0.7)
+    lo, hi = confint_proportions_2indep(9, 10, 2, 10, method="newcomb", compare="diff")
+    assert f["ci"] == pytest.approx([lo, hi], abs=1e-9)
+    assert f["verdict"] == "improved"
+    back = compare(cand, base, 0.05, "cand")
+    assert back["fixtures"][0]["verdict"] == "regressed"
+    assert cmp["wins"] == 1 and cmp["losses"] == 0
+
+
+def test_overall_comparison_pairs_at_fixture_level() -> None:
+    base = [item(f"f{i}", t, t <= 2) for i in range(1, 6) for t in range(1, 11)]
+    cand = [item(f"f{i}", t, t <= 8 + (i % 2)) for i in range(1, 6) for t in range(1, 11)]
+    cmp = compare(base, cand, 0.05, "b")
+    o = cmp["overall"]
+    deltas = [f["delta"] for f in cmp["fixtures"]]
+    assert o["delta"] == pytest.approx(sum(deltas) / 5)
+    assert o["verdict"] == "improved" and o["clusters"] == 5
+
+
+def test_inconclusive_comparison_gives_trials_for_power() -> None:
+    base = [item("f1", t, t <= 5) for t in range(1, 11)]
+    cand = [item("f1", t, t <= 6) for t in range(1, 11)]
+    (f,) = compare(base, cand, 0.05, "b")["fixtures"]
+    assert f["verdict"] == "inconclusive" and f["trials_for_power"] > 10
+
+
+def test_flip_rate_counts_changed_outcomes() -> None:
+    base = [item("f1", t, t % 2 == 0) for t in range(1, 5)]
+    cand = [item("f1", t, True) for t in range(1, 5)]
+    assert compare(base, cand, 0.05, "b")["flip_rate"] == pytest.approx(0.5)
+
+
+def test_errored_items_stay_out_of_comparison() -> None:
+    base = [item("f1", 1, True), item("f1", 2, False, status="error")]
+    cand = [item("f1", 1, True), item("f1", 2, True)]
+    (f,) = compare(base, cand, 0.05, "b")["fixtures"]
+    assert f["baseline_n"] == 1 and f["baseline_rate"] == 1.0
+
+
+def _report(items: list[dict], comparison: dict | None = None) -> RunReport:
+    return RunReport(
+        run_id="r1",
+        resolved=False,
+        interrupted=False,
+        items=items,
+        summary=summarize(items),
+        overall=overall(items),
+        comparison=comparison,
+    )
+
+
+def test_junit_one_case_per_fixture_model() -> None:
+    items = [item("f1", 1, True), item("f2", 1, False), item("f2", 1, True, model="q/n")]
+    xml = ET.fromstring(render_junit(_report(items)))
+    cases = xml.findall("testcase")
+    assert len(cases) == 3 and xml.get("failures") == "1"
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert [(c.get("classname"), c.get("name")) for c in failed] == [("f2", "p/m")]
+
+
+def test_markdown_lists_unresolved_items_with_reasons_and_paths(tmp_path: Path) -> None:
+    items = [item("f1", 1, True), item("f2", 1, False, coverage=False)]
+    md = render_markdown(_report(items), tmp_path)
+    assert "| f1 | p/m |" in md and "`f2:p/m:1` (unresolved)" in md
+    assert "coverage" in md and str(tmp_path / "items" / "f2__1") in md
+
+
+def test_report_schema_rejects_a_broken_report() -> None:
+    import jsonschema
+
+    good = _report([item("f1", 1, True)]).to_dict()
+    bad = json.loads(json.dumps(good))
+    del bad["items"][0]["resolved"]
+    with pytest.raises(jsonschema.ValidationError):
+        validate_report(bad)
+
+
+def _sim_run(tmp_path: Path, concurrency: int, name: str, baseline: Path | None = None):
+    config = RunConfig(
+        fixtures=(TINY,),
+        models=(),
+        agent=AgentSpec.parse("sim:flaky=0.5", "x", seed=7),
+        trials=8,
+        concurrency=concurrency,
+        runs_dir=tmp_path / name,
+        baseline=baseline,
+    )
+    return execute_run(config)
+
+
+VOLATILE = {"wall_time_s", "tokens_used", "item_dir", "killed_processes", "parent_session_id"}
+
+
+def test_serial_and_parallel_runs_give_identical_sorted_results(tmp_path: Path) -> None:
+    serial = _sim_run(tmp_path, 1, "serial")
+    parallel = _sim_run(tmp_path, 4, "parallel")
+    strip = lambda items: [{k: v for k, v in i.items() if k not in VOLATILE} for i in items]  # noqa: E731
+    assert strip(serial.report.items) == strip(parallel.report.items)
+    outcomes = [i["resolved"] for i in serial.report.items]
+    assert True in outcomes and False in outcomes  # flaky=0.5 over 8 trials, seed 7
+    assert [i["key"] for i in parallel.report.items] == sorted(
+        i["key"] for i in parallel.report.items
+    )
+
+
+def test_compare_baseline_lands_in_candidate_report(tmp_path: Path) -> None:
+    base = _sim_run(tmp_path, 4, "base")
+    cand = _sim_run(tmp_path, 4, "cand", baseline=base.run_dir)
+    data = json.loads((cand.run_dir / "report.json").read_text())
+    validate_report(data)
+    cmp = data["comparison"]
+    assert cmp["baseline"] == str(base.run_dir)
+    assert cmp["overall"]["verdict"] in {"inconclusive", "equivalent"}
+    assert cmp["fixtures"][0]["delta"] == 0.0  # same seed: the same outcomes
+    assert "Comparison with" in (cand.run_dir / "report.md").read_text()

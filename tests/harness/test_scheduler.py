@@ -1,0 +1,96 @@
+"""The bounded, all-settled scheduler."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from harness.scheduler import Scheduler, provider_of
+
+
+@dataclass(frozen=True)
+class W:
+    key: str
+    model: str = "p/m"
+
+
+def _run(items, concurrency=2, caps=None, execute=None, stop_after=None):
+    active = {"now": 0, "max": 0, "by": {}}
+    lock = threading.Lock()
+    sched: Scheduler[W, str] = Scheduler(
+        concurrency, caps or {}, provider=lambda w: provider_of(w.model)
+    )
+
+    def default_execute(w: W, cancel: threading.Event) -> str:
+        prov = provider_of(w.model)
+        with lock:
+            active["now"] += 1
+            active["max"] = max(active["max"], active["now"])
+            active["by"][prov] = active["by"].get(prov, 0) + 1
+            active.setdefault("maxby", {})[prov] = max(
+                active.get("maxby", {}).get(prov, 0), active["by"][prov]
+            )
+        time.sleep(0.05)
+        with lock:
+            active["now"] -= 1
+            active["by"][prov] -= 1
+        if stop_after is not None and w.key == stop_after:
+            sched.stop()
+        return f"ok:{w.key}"
+
+    done, skipped = sched.run(items, execute or default_execute, lambda w, e: f"error:{w.key}:{e}")
+    return done, skipped, active
+
+
+def test_results_sorted_by_key_regardless_of_finishing_order() -> None:
+    items = [W(k) for k in ("c", "a", "b", "e", "d")]
+
+    def execute(w: W, cancel: threading.Event) -> str:
+        time.sleep({"a": 0.15, "b": 0.0, "c": 0.1, "d": 0.05, "e": 0.0}[w.key])
+        return w.key
+
+    done, skipped, _ = _run(items, concurrency=5, execute=execute)
+    assert [w.key for w, _ in done] == ["a", "b", "c", "d", "e"] and skipped == []
+
+
+def test_concurrency_bound_is_respected() -> None:
+    _, _, active = _run([W(str(i)) for i in range(12)], concurrency=3)
+    assert active["max"] == 3
+
+
+def test_provider_cap_bounds_items_per_provider() -> None:
+    items = [W(f"a{i}", "anthropic/x") for i in range(6)] + [
+        W(f"o{i}", "openai/y") for i in range(6)
+    ]
+    _, _, active = _run(items, concurrency=6, caps={"anthropic": 1})
+    assert active["maxby"]["anthropic"] == 1
+    assert active["maxby"]["openai"] >= 2
+
+
+def test_all_settled_an_exception_becomes_an_errored_result() -> None:
+    def execute(w: W, cancel: threading.Event) -> str:
+        if w.key == "b":
+            raise RuntimeError("boom")
+        return "fine"
+
+    done, _, _ = _run([W("a"), W("b"), W("c")], execute=execute)
+    assert dict((w.key, r) for w, r in done) == {"a": "fine", "b": "error:b:boom", "c": "fine"}
+
+
+def test_stop_launches_nothing_more() -> None:
+    done, skipped, _ = _run([W(f"{i:02d}") for i in range(10)], concurrency=1, stop_after="01")
+    assert [w.key for w, _ in done] == ["00", "01"]
+    assert [w.key for w in skipped] == [f"{i:02d}" for i in range(2, 10)]
+
+
+def test_duplicate_keys_are_refused() -> None:
+    with pytest.raises(ValueError, match="unique"):
+        _run([W("a"), W("a")])
+
+
+def test_provider_of() -> None:
+    assert provider_of("anthropic/claude-sonnet-4-5") == "anthropic"
+    assert provider_of("local") == "local"
