@@ -84,6 +84,7 @@ def run_item(
     }
     proc: ProcessResult | None = None
     start_error: str | None = None
+    swept = False
     try:
         ws = build_workspace(root, work.fixture.path, source_agent_home(os.environ))
         env, set_names = agent_env(os.environ, ws, token)
@@ -122,7 +123,8 @@ def run_item(
             shutdown = shutdown_daemon(ws.socket, wait_for_socket_s=wait)
             meta["daemon_shutdown"] = {"status": shutdown.status, "detail": shutdown.detail}
         killed = tracker.sweep()
-        leftover = len(tracker.find())
+        leftover = len(tracker.find()) if killed else 0
+        swept = True
         meta["killed_processes"] = [k.to_dict() for k in killed]
         meta["leftover_processes"] = leftover
         layout = Layout(
@@ -147,7 +149,8 @@ def run_item(
         if opts.keep_workdir:
             meta["workdir"] = str(root)
     finally:
-        tracker.sweep()
+        if not swept:  # a harness exception mid-item: still leave nothing running
+            tracker.sweep()
         if not opts.keep_workdir:
             shutil.rmtree(root, ignore_errors=True)
     meta.update(

@@ -63,7 +63,8 @@ class AgentSpec:
     def resolve_command(self) -> list[str]:
         """The argv prefix that starts the agent; raises AgentLaunchError if unusable."""
         if self.is_sim:
-            return [sys.executable, str(SIM_SCRIPT)]
+            # -S: the sim is standard-library only; skipping site halves its start-up.
+            return [sys.executable, "-S", str(SIM_SCRIPT)]
         assert self.binary is not None
         found = shutil.which(self.binary) if os.sep not in self.binary else self.binary
         if not found or not Path(found).exists():

@@ -33,6 +33,11 @@ ITEM_TOKEN_VAR = "SWARM_HARNESS_ITEM_TOKEN"
 #: see a detaching daemon before it reparents, long enough to cost nothing measurable.
 POLL_INTERVAL_S = 0.05
 
+#: How often the wait loop records the agent's process tree. Orphans reparent to us (we are a
+#: subreaper) and carry the item token, so this only backs up the token for processes that
+#: scrub their environment; a quarter second keeps its CPU cost negligible at concurrency 8.
+OBSERVE_INTERVAL_S = 0.25
+
 #: Grace between SIGTERM and SIGKILL. Agents flush their session files on SIGTERM in well
 #: under a second; two seconds covers a loaded 2-core machine without stalling a run.
 TERM_GRACE_S = 2.0
@@ -91,6 +96,8 @@ class ProcessTracker:
     token: str
     workdir: Path
     seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
+    #: Nothing born before the item started can belong to it: those are never inspected.
+    born_after: float = field(default_factory=lambda: time.time() - 1.0)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def observe_tree(self, root_pid: int) -> None:
@@ -118,8 +125,11 @@ class ProcessTracker:
                 if proc.create_time() == created and pid not in protected:
                     found[pid] = (proc, "tree")
         workdir = str(self.workdir)
-        for proc in psutil.process_iter():
+        for proc in psutil.process_iter(["create_time"]):
             if proc.pid in protected or proc.pid in found:
+                continue
+            created = proc.info.get("create_time")
+            if created is not None and created < self.born_after:
                 continue
             reason = _attribution(proc, self.token, workdir)
             if reason:
@@ -264,10 +274,12 @@ def run_process(
         _managed.add(proc.pid)
     timed_out = cancelled = capped = False
     deadline = start + timeout_s
+    next_observe = start
     try:
         while proc.poll() is None:
-            if tracker is not None:
+            if tracker is not None and time.monotonic() >= next_observe:
                 tracker.observe_tree(proc.pid)
+                next_observe = time.monotonic() + OBSERVE_INTERVAL_S
             now = time.monotonic()
             if now >= deadline:
                 timed_out = True

@@ -175,7 +175,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
             f"{_pct(s['rate'])} | {_ci(s['ci'])} | {crit} | {'n/a' if tokens is None else f'{tokens:.0f}'} |"
         )
     if report.comparison:
-        lines += _comparison_md(report.comparison)
+        lines += comparison_markdown(report.comparison)
     bad = [i for i in items if i["status"] != "resolved"]
     if bad:
         lines += ["", "## Unresolved and errored items", ""]
@@ -189,7 +189,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _comparison_md(cmp: Mapping[str, Any]) -> list[str]:
+def comparison_markdown(cmp: Mapping[str, Any]) -> list[str]:
     o = cmp["overall"]
     lines = [
         "",

@@ -9,9 +9,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
-from harness.compare import any_regressed, compare, load_report
 from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED
-from harness.report import _comparison_md
 
 
 @click.command("compare")
@@ -32,12 +30,15 @@ def compare_cmd(
     baseline: Path, candidate: Path, threshold: float, as_json: bool, fail_on: str
 ) -> None:
     """Compare CANDIDATE against BASELINE (run dirs or report.json files)."""
+    from harness.compare import any_regressed, compare, load_report
+    from harness.report import comparison_markdown
+
     base, cand = load_report(baseline), load_report(candidate)
     result = compare(base["items"], cand["items"], threshold, str(baseline))
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
-        click.echo("\n".join(_comparison_md(result)).strip())
+        click.echo("\n".join(comparison_markdown(result)).strip())
     sys.exit(
         EXIT_UNRESOLVED if fail_on == "regression" and any_regressed(result) else EXIT_RESOLVED
     )

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
-from harness.report import read_report, render_junit, render_markdown
 
 
 @click.command("report")
@@ -23,6 +22,8 @@ from harness.report import read_report, render_junit, render_markdown
 @translate_errors
 def report_cmd(run_dir: Path, fmt: str) -> None:
     """Render the report of RUN_DIR (a run directory or its report.json)."""
+    from harness.report import read_report, render_junit, render_markdown
+
     report, where = read_report(run_dir)
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
 from harness.cli.errors import translate_errors
 from harness.errors import UsageError
-from harness.launch import AgentSpec
-from harness.plan import RunConfig
-from harness.progress import Progress
-from harness.runner import RunOutcome, execute_run, stored_options
+
+if TYPE_CHECKING:
+    from harness.runner import RunOutcome
 
 
 def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
@@ -110,6 +109,12 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 @translate_errors
 def run_cmd(ctx: click.Context, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
+    # Imported here so that `--help` and the other commands start fast.
+    from harness.launch import AgentSpec
+    from harness.plan import RunConfig
+    from harness.progress import Progress
+    from harness.runner import execute_run, stored_options
+
     resume: Path | None = options["resume"]
     if resume is not None:
         _fill_from_stored(ctx, options, stored_options(resume))

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
-from harness.rescore import rescore_item
 
 
 @click.command("score")
@@ -22,5 +21,7 @@ from harness.rescore import rescore_item
 @translate_errors
 def score_cmd(item_dir: Path, fixture: str | None) -> None:
     """Re-score ITEM_DIR (a run's items/<key>/) and print the item JSON."""
+    from harness.rescore import rescore_item
+
     result = rescore_item(item_dir, fixture)
     click.echo(json.dumps(result.to_dict(), indent=2))

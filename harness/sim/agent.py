@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Simulated ``prime-agent`` CLI: ``agent.py --mode json --daemon-socket SOCK --cwd REPO
+--session-dir S --model PROVIDER/MODEL -- "TASK"``.
+
+Answers and behaviours come from the oracle file named by ``$SWARM_HARNESS_SIM_ORACLE``
+(see ``config.py``). Like the real CLI, bad usage and thrown errors exit 1 with text on
+stderr, while a run that merely goes badly (even a model error) exits 0. The ``--sim-*``
+first arguments select the internal modes the sim uses for its own processes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from types import ModuleType
+
+if not __package__:
+    # Run as a script: make the sibling modules importable even under -I / -P, which keep
+    # the script's directory off sys.path.
+    _HERE = os.path.dirname(os.path.abspath(__file__))
+    if _HERE not in sys.path:
+        sys.path.insert(0, _HERE)
+
+try:
+    from . import launch
+except ImportError:  # run as a script: the sim directory is on sys.path
+    import launch  # type: ignore[no-redef,import-not-found]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    mode = args[0] if args else ""
+    if mode == launch.MODE_DAEMON:
+        return int(_sibling("daemon").run_daemon(args[1:]))
+    if mode == launch.MODE_CHILD:
+        return int(_sibling("child").run_child())
+    if mode == launch.MODE_SLEEP:
+        return launch.sleep_forever(ignore_sigterm="--ignore-sigterm" in args[1:])
+    config = _sibling("config")
+    try:
+        cfg = config.parse_launch(args, os.environ)
+    except config.SimUsageError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+    try:
+        return int(_sibling("parent").run_parent(cfg))
+    except Exception as e:  # a thrown error: the real CLI prints it and exits 1
+        import traceback
+
+        traceback.print_exc()
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+
+
+def _sibling(name: str) -> ModuleType:
+    """Import a sim module only in the mode that needs it: a child must start fast."""
+    if __package__:
+        return importlib.import_module(f".{name}", __package__)
+    return importlib.import_module(name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

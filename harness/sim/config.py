@@ -1,0 +1,295 @@
+"""What one sim launch is asked to do: the real CLI's argv and environment, plus the oracle.
+
+The oracle (``$SWARM_HARNESS_SIM_ORACLE``, a JSON file the harness writes outside the repo)
+is the only place the sim learns answers and behaviours from; it is a test double, not a
+solver. Every problem here is a :class:`SimUsageError`: the CLI prints it on stderr and
+exits 1, like a thrown error in the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+ORACLE_VAR = "SWARM_HARNESS_SIM_ORACLE"
+HOME_VAR = "PRIME_AGENT_CODING_AGENT_DIR"
+#: The daemon keys its ledger on these, not on ``--session-dir`` (CONTRACT §1); first wins.
+SESSION_DIR_VARS = ("PRIME_AGENT_CODING_AGENT_SESSION_DIR", "PRIME_AGENT_SESSION_DIR")
+#: An embedding agent session leaks its depth through this (CONTRACT §1).
+DEPTH_VAR = "RLM_DEPTH"
+
+#: sun_path is 108 bytes on Linux, including the terminating NUL.
+MAX_SOCKET_PATH_BYTES = 107
+
+VALUE_FLAGS = ("--mode", "--daemon-socket", "--cwd", "--session-dir", "--model")
+
+#: Mutually exclusive shapes of a run; ``honest`` is the default.
+PLANS = (
+    "honest",
+    "no-spawn",
+    "helper-names",
+    "forged-ledger",
+    "double-spawn",
+    "over-budget",
+    "retry-after-failure",
+    "silent-drop",
+    "delete-to-hide",
+    "model-error",
+)
+#: Modifiers that combine with a plan.
+FLAGS = ("wrong-answer", "hang", "crash", "stubborn-daemon", "detached-grandchild")
+VALUED = ("slow", "flaky")
+#: Plans that start no child process, so a child-side modifier cannot apply.
+CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error")
+#: With ``model-error`` no turn succeeds: only daemon and pacing modifiers make sense.
+MODEL_ERROR_MODIFIERS = frozenset({"stubborn-daemon", "slow"})
+
+
+class SimUsageError(Exception):
+    """Bad argv, environment, oracle or behaviour spec."""
+
+
+@dataclass(frozen=True)
+class Behaviours:
+    plan: str = "honest"
+    wrong_answer: bool = False
+    hang: bool = False
+    crash: bool = False
+    stubborn_daemon: bool = False
+    detached_grandchild: bool = False
+    slow: float = 0.0
+    flaky: float | None = None
+
+
+def parse_behaviours(spec: str) -> Behaviours:
+    """Parse ``"flaky=0.7,slow=1"``-style specs; unknown or conflicting names are errors."""
+    plan: str | None = None
+    seen: set[str] = set()
+    fields: dict[str, object] = {}
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        name, has_value, value = item.partition("=")
+        name = name.strip()
+        if name in seen:
+            raise SimUsageError(f"behaviour {name!r} given twice in {spec!r}")
+        seen.add(name)
+        if name in VALUED:
+            fields[name] = _behaviour_number(name, value, has_value == "=")
+        elif has_value:
+            raise SimUsageError(f"behaviour {name!r} takes no value")
+        elif name in PLANS:
+            if plan is not None:
+                raise SimUsageError(f"behaviours {plan!r} and {name!r} cannot be combined")
+            plan = name
+        elif name in FLAGS:
+            fields[name.replace("-", "_")] = True
+        else:
+            known = ", ".join((*PLANS, *FLAGS, "slow=SECONDS", "flaky=P"))
+            raise SimUsageError(f"unknown behaviour {name!r} (known: {known})")
+    plan = plan or "honest"
+    modifiers = seen - set(PLANS)
+    if "hang" in modifiers and "crash" in modifiers:
+        raise SimUsageError("behaviours 'hang' and 'crash' cannot be combined")
+    if plan == "model-error" and modifiers - MODEL_ERROR_MODIFIERS:
+        extra = ", ".join(sorted(modifiers - MODEL_ERROR_MODIFIERS))
+        raise SimUsageError(f"'model-error' cannot be combined with {extra}")
+    if plan in CHILDLESS_PLANS and "detached-grandchild" in modifiers:
+        raise SimUsageError(f"'detached-grandchild' needs a child process; {plan!r} starts none")
+    return Behaviours(plan=plan, **fields)  # type: ignore[arg-type]
+
+
+def _behaviour_number(name: str, value: str, given: bool) -> float:
+    try:
+        number = float(value) if given else float("nan")
+    except ValueError:
+        number = float("nan")
+    if name == "slow" and number >= 0:
+        return number
+    if name == "flaky" and 0 <= number <= 1:
+        return number
+    expected = "a number of seconds >= 0" if name == "slow" else "a probability in [0, 1]"
+    raise SimUsageError(f"behaviour {name!r} needs {expected}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Shard:
+    file: str
+    worker: str
+    expected: int | str
+
+
+@dataclass(frozen=True)
+class Oracle:
+    behaviours: Behaviours
+    seed: int
+    key: str
+    artifact: str
+    shards: tuple[Shard, ...]
+
+    def resolves(self) -> bool:
+        """False when the run must get an answer wrong (``wrong-answer``, or ``flaky`` lost)."""
+        if self.behaviours.wrong_answer:
+            return False
+        if self.behaviours.flaky is None:
+            return True
+        # Deterministic per (seed, item key), so a re-run of the same item behaves the same.
+        return random.Random(f"{self.seed}:{self.key}").random() < self.behaviours.flaky
+
+    def answers(self) -> list[int | str]:
+        """What the swarm reports per shard; when the run does not resolve, the last is wrong."""
+        values = [s.expected for s in self.shards]
+        if not self.resolves():
+            values[-1] = wrong_value(values[-1])
+        return values
+
+
+def wrong_value(value: int | str) -> int | str:
+    """A value unequal to ``value`` that still looks like one: ``"3 words"`` -> ``"4 words"``."""
+    if isinstance(value, int):
+        return value + 1
+    number = re.search(r"\d+", value)
+    if number is None:
+        return f"wrong-{value}"
+    return value[: number.start()] + str(int(number.group()) + 1) + value[number.end() :]
+
+
+def load_oracle(path: str, repo: str) -> Oracle:
+    if os.path.realpath(path).startswith(os.path.realpath(repo) + os.sep):
+        raise SimUsageError(f"oracle {path} is inside the repo: the answer key would leak")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SimUsageError(f"cannot read oracle {path}: {e}") from e
+    if not isinstance(data, dict):
+        raise SimUsageError(f"oracle {path}: expected a JSON object")
+    shards = data.get("shards")
+    if not isinstance(shards, list) or not shards:
+        raise SimUsageError(f"oracle {path}: 'shards' must be a non-empty list")
+    parsed: list[Shard] = []
+    for i, s in enumerate(shards):
+        ok = (
+            isinstance(s, dict)
+            and isinstance(s.get("file"), str)
+            and isinstance(s.get("worker"), str)
+        )
+        expected = s.get("expected") if isinstance(s, dict) else None
+        if not ok or isinstance(expected, bool) or not isinstance(expected, int | str):
+            raise SimUsageError(
+                f"oracle {path}: shards[{i}] needs file, worker (str), expected (int|str)"
+            )
+        parsed.append(Shard(file=s["file"], worker=s["worker"], expected=expected))
+    artifact, seed, key = data.get("artifact"), data.get("seed", 0), data.get("key", "")
+    behaviours = data.get("behaviours") or "honest"
+    if not isinstance(artifact, str) or not artifact:
+        raise SimUsageError(f"oracle {path}: 'artifact' must be a file name")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not isinstance(key, str):
+        raise SimUsageError(f"oracle {path}: 'seed' must be an int and 'key' a string")
+    if not isinstance(behaviours, str):
+        raise SimUsageError(f"oracle {path}: 'behaviours' must be a string")
+    return Oracle(
+        behaviours=parse_behaviours(behaviours),
+        seed=seed,
+        key=key,
+        artifact=artifact,
+        shards=tuple(parsed),
+    )
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One parent run: the CLI's options, the environment it relies on, the oracle."""
+
+    socket: str
+    cwd: str
+    session_dir: str
+    model: tuple[str, str]
+    task: str
+    agent_home: str
+    #: S as the daemon sees it (environment first), before anything was created.
+    ledger_sessions_dir: str
+    depth: int
+    oracle: Oracle
+
+
+def parse_launch(argv: list[str], env: Mapping[str, str]) -> Launch:
+    opts, task = _parse_argv(argv)
+    missing = [f for f in VALUE_FLAGS if f not in opts]
+    if missing:
+        raise SimUsageError(f"missing required option(s): {', '.join(missing)}")
+    if opts["--mode"] != "json":
+        raise SimUsageError(f"the sim supports only --mode json, got {opts['--mode']!r}")
+    provider, model_id = opts["--model"].partition("/")[::2]
+    if not provider or not model_id:
+        raise SimUsageError(f"--model must be <provider>/<model-id>, got {opts['--model']!r}")
+    if not task.strip():
+        raise SimUsageError("no task: pass it after '--'")
+    socket = os.path.abspath(opts["--daemon-socket"])
+    if len(os.fsencode(socket)) > MAX_SOCKET_PATH_BYTES:
+        raise SimUsageError(
+            f"--daemon-socket path is longer than {MAX_SOCKET_PATH_BYTES} bytes: {socket}"
+        )
+    cwd = os.path.abspath(opts["--cwd"])
+    if not os.path.isdir(cwd):
+        raise SimUsageError(f"--cwd is not a directory: {cwd}")
+    home = env.get(HOME_VAR)
+    if not home:
+        raise SimUsageError(f"{HOME_VAR} is not set; refusing to touch the default agent home")
+    oracle_path = env.get(ORACLE_VAR)
+    if not oracle_path:
+        raise SimUsageError(f"{ORACLE_VAR} is not set: the simulated agent needs its oracle file")
+    session_dir = os.path.abspath(opts["--session-dir"])
+    env_sessions = next((env[v] for v in SESSION_DIR_VARS if env.get(v)), session_dir)
+    try:
+        depth = max(0, int(env.get(DEPTH_VAR) or 0))
+    except ValueError:
+        depth = 0
+    return Launch(
+        socket=socket,
+        cwd=cwd,
+        session_dir=session_dir,
+        model=(provider, model_id),
+        task=task,
+        agent_home=os.path.abspath(home),
+        ledger_sessions_dir=_ledger_spelling(env_sessions),
+        depth=depth,
+        oracle=load_oracle(oracle_path, cwd),
+    )
+
+
+def _ledger_spelling(sessions_dir: str) -> str:
+    # The product hashes the realpath only if S existed when its ledger was first built.
+    if os.path.isdir(sessions_dir):
+        return os.path.realpath(sessions_dir)
+    return os.path.abspath(sessions_dir)
+
+
+def _parse_argv(argv: list[str]) -> tuple[dict[str, str], str]:
+    opts: dict[str, str] = {}
+    words: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            words.extend(argv[i + 1 :])
+            break
+        if arg.startswith("-"):
+            name, has_value, value = arg.partition("=")
+            if name not in VALUE_FLAGS:
+                raise SimUsageError(f"Unknown option: {name}")
+            if not has_value:
+                if i + 1 >= len(argv):
+                    raise SimUsageError(f"option {name} needs a value")
+                i += 1
+                value = argv[i]
+            opts[name] = value
+        else:
+            words.append(arg)
+        i += 1
+    return opts, " ".join(words)

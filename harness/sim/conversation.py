@@ -1,0 +1,175 @@
+"""The parent's conversation, written twice: to its transcript and to the stdout event stream.
+
+Mirrors ``--mode json`` of the real CLI (CONTRACT §4): stdout line 1 is the session header,
+then ``agent_start``, ``turn_start``, ``message_start``/``message_update``/``message_end``,
+``tool_execution_*``, ``rlm_child_update``, ``turn_end`` (repeating the assistant message)
+and ``agent_end``, one compact JSON object per line, flushed per line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+try:
+    from . import records
+except ImportError:  # run as a script: the sim directory is on sys.path
+    import records  # type: ignore[no-redef,import-not-found]
+
+
+class EventStream:
+    """Stdout in ``--mode json``; a reader that went away is not the agent's problem."""
+
+    def __init__(self, out: BinaryIO | None = None) -> None:
+        self._out = out if out is not None else sys.stdout.buffer
+        self._open = True
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if not self._open:
+            return
+        try:
+            self._out.write((records.dumps(event) + "\n").encode())
+            self._out.flush()
+        except (BrokenPipeError, ValueError):
+            self._open = False
+            # Point fd 1 at /dev/null so the interpreter's final flush cannot fail too.
+            with contextlib.suppress(OSError):
+                fd = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(fd, 1)
+                os.close(fd)
+
+
+class Conversation:
+    """Turns and messages of one session, mirrored to its transcript and to the stream."""
+
+    def __init__(
+        self, transcript: records.SessionFile, model: tuple[str, str], stream: EventStream
+    ) -> None:
+        self.transcript = transcript
+        self.model = model
+        self.stream = stream
+        self.messages: list[dict[str, Any]] = []
+        self._in_turn = False
+        self._turn_message: dict[str, Any] | None = None
+        self._calls = 0
+
+    def start(self, task: str) -> None:
+        self.stream.emit(self.transcript.header)
+        self.transcript.preamble(self.model)
+        self.transcript.append("session_state", state={"status": "active"})
+        self.stream.emit({"type": "agent_start"})
+        message = {
+            "role": "user",
+            "content": [records.text_block(task)],
+            "timestamp": records.now_ms(),
+        }
+        self._record("message", message, message=message)
+
+    def _begin_turn(self) -> None:
+        if not self._in_turn:
+            self.stream.emit({"type": "turn_start"})
+            self._in_turn = True
+
+    def end_turn(self, tool_results: list[dict[str, Any]]) -> None:
+        self.stream.emit(
+            {"type": "turn_end", "message": self._turn_message, "toolResults": tool_results}
+        )
+        self._in_turn = False
+
+    def _record(self, entry_type: str, payload: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        """Stream ``payload`` as a message and write it to the transcript as ``fields``."""
+        self._begin_turn()
+        self.stream.emit({"type": "message_start", "message": payload})
+        self.stream.emit({"type": "message_end", "message": payload})
+        self.messages.append(payload)
+        return self.transcript.append(entry_type, **fields)
+
+    def assistant(
+        self,
+        content: list[dict[str, Any]],
+        stop_reason: str,
+        usage: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        """Stream and record one assistant message; returns its transcript entry."""
+        self._begin_turn()
+        message = records.assistant_message(
+            content, self.model, stop_reason, usage, error_message=error
+        )
+        # Like the real stream: an empty, zero-usage message_start, then the full message.
+        opening = {**message, "content": [], "usage": records.usage(0, 0), "stopReason": "stop"}
+        opening.pop("errorMessage", None)
+        self.stream.emit({"type": "message_start", "message": opening})
+        if content:
+            event = {
+                "type": "text_end" if content[0]["type"] == "text" else "toolcall_end",
+                "contentIndex": 0,
+            }
+            self.stream.emit(
+                {"type": "message_update", "message": message, "assistantMessageEvent": event}
+            )
+        self.stream.emit({"type": "message_end", "message": message})
+        self.messages.append(message)
+        self._turn_message = message
+        return self.transcript.append("message", message=message)
+
+    def tool_turn(self, code: str, run: Callable[[dict[str, Any]], str]) -> str:
+        """One assistant tool call and its execution; ``run`` gets the call's transcript entry."""
+        self._calls += 1
+        call_id = f"call_{self._calls}"
+        entry = self.assistant([records.tool_call(call_id, code)], "toolUse")
+        args = {"code": code}
+        self.stream.emit(
+            {
+                "type": "tool_execution_start",
+                "toolCallId": call_id,
+                "toolName": "ipython",
+                "args": args,
+            }
+        )
+        started = time.monotonic()
+        text = run(entry)
+        result = records.tool_result(call_id, text, int((time.monotonic() - started) * 1000))
+        outcome = {"content": result["content"], "details": result["details"], "isError": False}
+        self.stream.emit(
+            {
+                "type": "tool_execution_end",
+                "toolCallId": call_id,
+                "toolName": "ipython",
+                "result": outcome,
+                "isError": False,
+            }
+        )
+        self._record("message", result, message=result)
+        self.end_turn([result])
+        return text
+
+    def custom(self, custom_type: str, content: str, details: dict[str, Any]) -> None:
+        message = {
+            "role": "custom",
+            "customType": custom_type,
+            "content": content,
+            "display": True,
+            "details": details,
+            "timestamp": records.now_ms(),
+        }
+        self._record(
+            "custom_message",
+            message,
+            customType=custom_type,
+            content=content,
+            display=True,
+            details=details,
+        )
+
+    def event(self, event: dict[str, Any]) -> None:
+        self.stream.emit(event)
+
+    def finish(self, text: str) -> None:
+        self.assistant([records.text_block(text)], "stop")
+        self.end_turn([])
+        self.stream.emit({"type": "agent_end", "messages": self.messages})

@@ -1,0 +1,269 @@
+"""The parent agent's run: a scripted conversation that delegates to real child processes.
+
+An honest run spawns one child per shard (all at once, then waits for all), receipts each
+reply in the transcript, writes the artifact from the oracle and ends its turn. Behaviours
+(``config.Behaviours``) bend that script in one place each: who is spawned and under which
+name (``swarm.plan_children``), which children fail or stay silent and how the parent
+reacts (``REDO``), and when the parent stops (``crash``, ``hang``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+try:
+    from . import daemon, records
+    from .config import Behaviours, Launch
+    from .conversation import Conversation, EventStream
+    from .swarm import Child, Swarm, plan_children, spawn_code, worker
+except ImportError:  # run as a script: the sim directory is on sys.path
+    import daemon  # type: ignore[no-redef,import-not-found]
+    import records  # type: ignore[no-redef,import-not-found]
+    from config import Behaviours, Launch  # type: ignore[no-redef,import-not-found]
+    from conversation import Conversation, EventStream  # type: ignore[no-redef,import-not-found]
+    from swarm import Child, Swarm, plan_children, spawn_code, worker  # type: ignore[no-redef,import-not-found]
+
+#: ``slow=S`` spends these shares of S before spawning and inside the first children (which
+#: run concurrently); before writing the artifact the parent then waits until S seconds have
+#: passed since the process started, so the whole run takes about S, however busy the machine.
+SLOW_SHARES = (0.25, 0.5, 0.25)
+#: When this process started (the module is imported at start-up), for ``slow=S``.
+PROCESS_START = time.monotonic()
+#: ``model-error``: the real CLI retries a failed request a few times, then gives up (exit 0).
+MODEL_ERROR_ATTEMPTS = 3
+MODEL_ERROR_RETRY_DELAY_S = 0.05
+MODEL_ERROR_MESSAGE = "401 Unauthorized: invalid x-api-key"
+#: How a plan reacts to a child's fate: (fate it reacts to, ledger delete reason), then a
+#: respawn under the same name. ``silent-drop`` has no entry: the silent child is ignored.
+REDO = {"retry-after-failure": ("fail", "revoked"), "delete-to-hide": ("silent", "user")}
+POLL_CODE = (
+    "import asyncio, time\ndeadline = time.monotonic() + 90\nwhile True:\n"
+    "    subs = await rlm.list_subagents()\n"
+    "    if (subs and all(s.status != 'running' for s in subs)) or time.monotonic() > deadline:\n"
+    "        break\n    await asyncio.sleep(0.5)\n"
+    "for s in subs:\n    print(s.session_name, s.status)\n"
+)
+
+
+class SimCrash(RuntimeError):
+    """Raised by the ``crash`` behaviour; the CLI prints it with its traceback and exits 1."""
+
+
+class ParentRun:
+    """One run of the parent: its transcript, its stdout stream, its children."""
+
+    def __init__(self, cfg: Launch, stream: EventStream | None = None) -> None:
+        self.cfg = cfg
+        self.b: Behaviours = cfg.oracle.behaviours
+        self.answers = cfg.oracle.answers()
+        os.makedirs(cfg.session_dir, exist_ok=True)
+        # The file name is not the session id (CONTRACT §3): both are fresh UUIDv7s.
+        self.transcript_path = os.path.join(cfg.session_dir, records.uuid7() + ".jsonl")
+        header = records.session_header(records.uuid7(), cfg.cwd, cfg.depth)
+        transcript = records.SessionFile(self.transcript_path, header)
+        self.conv = Conversation(transcript, cfg.model, stream or EventStream())
+        self.active_id = records.active_session_id()
+        self.swarm = Swarm(cfg, self.conv, self.transcript_path, self.active_id)
+        self._aggregate: dict[str, Any] | None = None
+        #: The assistant entry whose tool call spawned the children being collected.
+        self._spawn_entry: dict[str, Any] = {}
+
+    def run(self) -> int:
+        self.conv.start(self.cfg.task)
+        if self.b.plan == "model-error":
+            return self._model_error()
+        time.sleep(self.b.slow * SLOW_SHARES[0])
+        if self.b.plan == "no-spawn":
+            self.conv.tool_turn(self._solo_code(), lambda _: self._solo_look())
+        else:
+            self._delegate()
+        if self.b.hang:
+            while True:  # stuck after the replies arrived; only a signal ends this
+                time.sleep(3600)
+        if self.b.slow:
+            time.sleep(max(0.0, PROCESS_START + self.b.slow - time.monotonic()))
+        self._write_artifact()
+        self.conv.finish(f"All shard answers collected; wrote {self.cfg.oracle.artifact}.")
+        return 0
+
+    # --- delegation ---------------------------------------------------------------------
+
+    def _delegate(self) -> None:
+        forged = self.b.plan == "forged-ledger"
+        wave = plan_children(self.cfg.oracle, self.answers, self.b.slow * SLOW_SHARES[1])
+        self._spawn_wave(wave, forged)
+        if forged:
+            time.sleep(self.b.slow * SLOW_SHARES[1])  # nobody runs, but pretend to wait
+        self._collect(wave)
+        redo = REDO.get(self.b.plan)
+        again = [c for c in wave if redo and c.fate == redo[0]]
+        if redo and again:
+            respawned = [
+                worker(self.cfg.oracle, self.answers, c.shard) for c in again if c.shard is not None
+            ]
+            code = "".join(f"await rlm.delete({c.child_id!r})\n" for c in again)
+            code += spawn_code(respawned)
+
+            def delete_and_respawn(entry: dict[str, Any]) -> str:
+                for c in again:
+                    self.swarm.delete(c, redo[1])
+                return self._spawn(respawned, code, entry, forged=False)
+
+            self.conv.tool_turn(code, delete_and_respawn)
+            self._collect(respawned)
+
+    def _spawn_wave(self, wave: list[Child], forged: bool) -> None:
+        code = spawn_code(wave)
+
+        def spawn(entry: dict[str, Any]) -> str:
+            text = self._spawn(wave, code, entry, forged)
+            if self.b.crash:
+                raise SimCrash(f"kernel connection lost after spawning {len(wave)} subagents")
+            return text
+
+        self.conv.tool_turn(code, spawn)
+
+    def _spawn(self, children: list[Child], code: str, entry: dict[str, Any], forged: bool) -> str:
+        self._spawn_entry = entry
+        self._aggregate = None
+        for child in children:
+            self.swarm.spawn(child, code, forged)
+        return "".join(self.swarm.handle(c) + "\n" for c in children)
+
+    def _collect(self, children: list[Child]) -> None:
+        """Wait for every child (a poll loop in the parent's tool), then receipt them."""
+
+        def poll(_: dict[str, Any]) -> str:
+            for child in children:
+                self.swarm.wait(child)
+                if "usage" in child.outcome:
+                    self._attribute(child.outcome["usage"])
+            return "".join(
+                f"{c.name} {'failed' if c.outcome['type'] == 'failed' else 'completed'}\n"
+                for c in children
+            )
+
+        self.conv.tool_turn(POLL_CODE, poll)
+        for child in children:
+            if child.outcome["type"] == "reply":
+                self._receipt(child)
+            elif child.outcome["type"] == "failed":
+                error = child.outcome["error"]
+                self.conv.custom(
+                    "rlm_child_failure",
+                    f"RLM child {child.name} ({child.child_id}) failed: {error}",
+                    {"childId": child.child_id, "sessionName": child.name, "error": error},
+                )
+            # A silent child ("done" without a reply) gets no notice: the behaviours that
+            # make one silent are exactly the ones that drop or hide it.
+
+    def _receipt(self, child: Child) -> None:
+        out = child.outcome
+        active = out.get("activeSessionId") or records.active_session_id()
+        content = (
+            f"[from child:{child.name}]\nAgent-to-agent message received.\nSource: agent_message\n"
+            f"From: {child.name}, active {active}, session {child.session_id}, client agent\n"
+            f"To: active {self.active_id}, session {self.swarm.parent_id}\n"
+            f"Message id: {out['messageId']}\n\n{out['message']}"
+        )
+        details = {
+            "id": out["messageId"],
+            "message": out["message"],
+            "from": {
+                "activeSessionId": active,
+                "sessionId": child.session_id,
+                "sessionName": child.name,
+                "runtimeKind": "subagent",
+                "clientId": "agent",
+            },
+            "fromRelationship": "child",
+            "target": {
+                "activeSessionId": self.active_id,
+                "sessionId": self.swarm.parent_id,
+                "runtimeKind": "top-level",
+            },
+        }
+        self.conv.custom("agent_message", content, details)
+
+    def _attribute(self, child_usage: dict[str, Any]) -> None:
+        target_usage = self._spawn_entry["message"]["usage"]
+        self._aggregate = records.add_usage(self._aggregate or target_usage, child_usage)
+        # Like the product, aggregateUsage.totalTokens is left stale (real-runs README):
+        # consumers must add up childUsage.
+        aggregate = {**self._aggregate, "totalTokens": target_usage["totalTokens"]}
+        self.conv.transcript.append(
+            "child_usage_attributed",
+            targetId=self._spawn_entry["id"],
+            childUsage=child_usage,
+            aggregateUsage=aggregate,
+            origin="spawn_task",
+        )
+
+    # --- answering alone, writing, failing ------------------------------------------------
+
+    def _solo_code(self) -> str:
+        files = [s.file for s in self.cfg.oracle.shards]
+        loop = f"for s in {files!r}:\n    print(s, answer(Path(s).read_text()))\n"
+        return f"from pathlib import Path\n{loop}"
+
+    def _solo_look(self) -> str:
+        time.sleep(self.b.slow * SLOW_SHARES[1])  # the work children would have done
+        if self.b.crash:
+            raise SimCrash("kernel connection lost while reading shards")
+        return "".join(
+            f"{s.file} {a}\n" for s, a in zip(self.cfg.oracle.shards, self.answers, strict=True)
+        )
+
+    def _write_artifact(self) -> None:
+        name = self.cfg.oracle.artifact
+        text = "".join(
+            f"- {s.file}: {a}\n" for s, a in zip(self.cfg.oracle.shards, self.answers, strict=True)
+        )
+        code = (
+            f"from pathlib import Path\nPath({name!r}).write_text({text!r})\n"
+            f"print(Path({name!r}).read_text())\n"
+        )
+
+        def write(_: dict[str, Any]) -> str:
+            with open(os.path.join(self.cfg.cwd, name), "w", encoding="utf-8") as f:
+                f.write(text)
+            return text + "\n"
+
+        self.conv.tool_turn(code, write)
+
+    def _model_error(self) -> int:
+        """The provider refuses every request: error messages, a few retries, exit 0."""
+        time.sleep(self.b.slow)
+        for attempt in range(1, MODEL_ERROR_ATTEMPTS + 1):
+            self.conv.assistant([], "error", usage=records.usage(0, 0), error=MODEL_ERROR_MESSAGE)
+            if attempt < MODEL_ERROR_ATTEMPTS:
+                delay_ms = int(MODEL_ERROR_RETRY_DELAY_S * 1000)
+                self.conv.event(
+                    {
+                        "type": "auto_retry_start",
+                        "attempt": attempt,
+                        "maxAttempts": MODEL_ERROR_ATTEMPTS,
+                        "delayMs": delay_ms,
+                        "errorMessage": MODEL_ERROR_MESSAGE,
+                    }
+                )
+                time.sleep(MODEL_ERROR_RETRY_DELAY_S)
+        self.conv.event(
+            {
+                "type": "auto_retry_end",
+                "success": False,
+                "attempt": MODEL_ERROR_ATTEMPTS,
+                "finalError": MODEL_ERROR_MESSAGE,
+            }
+        )
+        self.conv.end_turn([])
+        self.conv.event({"type": "agent_end", "messages": self.conv.messages})
+        return 0
+
+
+def run_parent(cfg: Launch) -> int:
+    """Start (or reuse) the daemon, then run the parent's conversation."""
+    daemon.ensure_daemon(cfg.socket, cfg.cwd, cfg.oracle.behaviours.stubborn_daemon)
+    return ParentRun(cfg).run()

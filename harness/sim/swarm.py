@@ -1,0 +1,209 @@
+"""The parent's children: who is spawned under which name, and the processes themselves.
+
+``plan_children`` turns the oracle's behaviours into the first wave of children (their
+names, fates and pacing); ``Swarm`` records each spawn in the ledger, starts one real
+``agent.py --sim-child`` process per child (see ``child.py``), collects its report and
+records deletes. Every child state change is also streamed as an ``rlm_child_update``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+try:
+    from . import launch, records
+    from .config import Launch, Oracle
+    from .conversation import Conversation
+except ImportError:  # run as a script: the sim directory is on sys.path
+    import launch  # type: ignore[no-redef,import-not-found]
+    import records  # type: ignore[no-redef,import-not-found]
+    from config import Launch, Oracle  # type: ignore[no-redef,import-not-found]
+    from conversation import Conversation  # type: ignore[no-redef,import-not-found]
+
+
+@dataclass
+class Child:
+    """One depth-1 child as the parent tracks it."""
+
+    name: str
+    task: str
+    message: str
+    fate: str  # "reply" | "silent" | "fail"
+    shard: int | None
+    delay: float = 0.0
+    grandchild: bool = False
+    child_id: str = field(default_factory=records.new_child_id)
+    session_id: str = field(default_factory=records.uuid7)
+    file: str = ""
+    proc: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_children(oracle: Oracle, answers: list[int | str], delay: float) -> list[Child]:
+    """The first wave of children of a delegating plan, in spawn order.
+
+    Each child sleeps ``delay`` before answering (``slow``); the wave runs concurrently.
+    """
+    b = oracle.behaviours
+    children = [
+        worker(oracle, answers, i, name=f"helper-{i + 1}" if b.plan == "helper-names" else None)
+        for i in range(len(oracle.shards))
+    ]
+    if b.plan == "double-spawn":
+        children.insert(1, worker(oracle, answers, 0))  # same name while the first is live
+    elif b.plan == "over-budget":
+        extra = len(oracle.shards) + 1  # 2 x shards + 1 spawns in all
+        children += [
+            Child(
+                f"scratch-{k}",
+                "Take notes on the repo layout.",
+                f"NOTE::scratch-{k}::done",
+                "reply",
+                None,
+            )
+            for k in range(1, extra + 1)
+        ]
+    elif b.plan == "retry-after-failure":
+        children[0].fate = "fail"
+    elif b.plan in ("silent-drop", "delete-to-hide"):
+        children[-1].fate = "silent"
+    for child in children:
+        child.delay = delay
+    if b.detached_grandchild:
+        children[0].grandchild = True
+    return children
+
+
+def worker(oracle: Oracle, answers: list[int | str], i: int, name: str | None = None) -> Child:
+    """The child that answers shard ``i``, named after its worker unless ``name`` is given."""
+    shard = oracle.shards[i]
+    task = (
+        f"Answer the question about {shard.file} (in the working directory) and reply to the "
+        f"parent with exactly: ANSWER::{shard.file}::<answer>"
+    )
+    return Child(name or shard.worker, task, f"ANSWER::{shard.file}::{answers[i]}", "reply", i)
+
+
+class Swarm:
+    """Spawns, waits for and deletes the parent's children; owns the ledger."""
+
+    def __init__(
+        self, cfg: Launch, conv: Conversation, transcript_path: str, active_id: str
+    ) -> None:
+        self.cfg = cfg
+        self.conv = conv
+        self.transcript_path = transcript_path
+        self.parent_id = conv.transcript.session_id
+        self.active_id = active_id
+        self.ledger = records.Ledger(cfg.agent_home, cfg.ledger_sessions_dir)
+        self.root = os.path.join(
+            os.path.dirname(cfg.session_dir), "session-artifacts", self.parent_id
+        )
+        self.model = "/".join(cfg.model)
+
+    def spawn(self, child: Child, spawn_code: str, forged: bool) -> None:
+        """Record the edge, then start the child (a forged spawn starts nothing)."""
+        sub_dir = os.path.join(self.root, child.child_id)
+        child.file = os.path.join(sub_dir, child.session_id + ".jsonl")
+        self.ledger.spawn(
+            child.child_id, self.transcript_path, child.file, self.cfg.depth + 1, child.name
+        )
+        self._update(child, "queued")
+        child.started = time.monotonic()
+        if forged:
+            child.outcome = {
+                "type": "reply",
+                "message": child.message,
+                "messageId": f"agentmsg_{records.uuid7()}",
+            }
+            return
+        spec = {
+            "childId": child.child_id,
+            "sessionId": child.session_id,
+            "sessionFile": child.file,
+            "parentSession": self.transcript_path,
+            "parentSessionId": self.parent_id,
+            "parentActiveId": self.active_id,
+            "name": child.name,
+            "task": child.task,
+            "spawnCode": spawn_code,
+            "cwd": self.cfg.cwd,
+            "model": list(self.cfg.model),
+            "depth": self.cfg.depth + 1,
+            "fate": child.fate,
+            "message": child.message,
+            "delay": child.delay,
+            "grandchild": child.grandchild,
+        }
+        child.proc = subprocess.Popen(
+            launch.sim_argv(launch.MODE_CHILD),
+            cwd=self.cfg.cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert child.proc.stdin is not None
+        child.proc.stdin.write(records.dumps(spec).encode())
+        child.proc.stdin.close()
+        self._update(child, "running", activeSessionId=None)
+
+    def wait(self, child: Child) -> None:
+        """Collect the child's report (a forged child has one already)."""
+        if child.proc is not None:
+            assert child.proc.stdout is not None
+            out = child.proc.stdout.read()  # stdin is already closed: no communicate()
+            child.proc.stdout.close()
+            child.proc.wait()
+            lines = out.decode(errors="replace").strip().splitlines()
+            try:
+                child.outcome = json.loads(lines[-1]) if lines else {}
+            except ValueError:
+                child.outcome = {}
+            if child.proc.returncode != 0 or child.outcome.get("type") not in ("reply", "done"):
+                error = (
+                    child.outcome.get("error") or f"child exited with code {child.proc.returncode}"
+                )
+                child.outcome = {"type": "failed", "error": error}
+        status = "failed" if child.outcome["type"] == "failed" else "done"
+        self._update(
+            child,
+            status,
+            durationMs=int((time.monotonic() - child.started) * 1000),
+            tokenCount=child.outcome.get("usage", {}).get("totalTokens", 0),
+            repliedSinceTask=child.outcome["type"] == "reply",
+            activeSessionId=child.outcome.get("activeSessionId"),
+        )
+
+    def delete(self, child: Child, reason: str) -> None:
+        self.ledger.delete(child.child_id, child.file, reason)
+
+    def handle(self, child: Child) -> str:
+        """What ``await rlm(...)`` prints for a spawned child."""
+        sub_dir = os.path.dirname(child.file)
+        return (
+            f"RLMSpawnHandle(rlm_child_id={child.child_id!r}, name={child.name!r}, "
+            f"session_dir=PosixPath({sub_dir!r}), model={self.model!r})"
+        )
+
+    def _update(self, child: Child, status: str, **extra: Any) -> None:
+        info = {
+            "id": child.child_id,
+            "sessionName": child.name,
+            "model": self.model,
+            "label": child.task,
+            "status": status,
+            "sessionDir": os.path.dirname(child.file),
+            **{k: v for k, v in extra.items() if v is not None},
+        }
+        self.conv.event({"type": "rlm_child_update", "child": info})
+
+
+def spawn_code(children: list[Child]) -> str:
+    """The parent's ``ipython`` cell that spawns ``children``, as in the real runs."""
+    calls = "".join(f"handles.append(await rlm({c.task!r}, name={c.name!r}))\n" for c in children)
+    return f"handles = []\n{calls}for h in handles:\n    print(h)\n"
