@@ -31,6 +31,10 @@ from harness.workspace import build_workspace, make_workdir, source_agent_home
 from scorers import ItemScore, score_prime_agent
 from scorers.types import Manifest
 
+#: After the daemon acknowledged shutdown it exits within milliseconds; give it this long
+#: before anything still running is counted as a process the harness had to kill.
+DAEMON_EXIT_WAIT_S = 1.0
+
 #: How much of stderr's tail is quoted as the agent's error when it exits non-zero.
 STDERR_QUOTE_BYTES = 2000
 
@@ -62,6 +66,8 @@ class ItemOptions:
     agent: AgentSpec
     timeout_s: float
     keep_workdir: bool = False
+    #: Prefix of every item's process token (the run id), so a run's processes are findable.
+    token_prefix: str = "item"
 
 
 def run_item(
@@ -70,7 +76,7 @@ def run_item(
     """Run the agent on one item and score what it left. Never leaves a process behind."""
     item_dir.mkdir(parents=True, exist_ok=True)
     root = make_workdir()
-    token = uuid.uuid4().hex
+    token = f"{opts.token_prefix}-{uuid.uuid4().hex}"
     tracker = ProcessTracker(token=token, workdir=root)
     meta: dict[str, Any] = {
         "harness_version": __version__,
@@ -81,6 +87,7 @@ def run_item(
         "model": work.model,
         "trial": work.trial,
         "agent": opts.agent.label(),
+        "process_token": token,
     }
     proc: ProcessResult | None = None
     start_error: str | None = None
@@ -122,6 +129,8 @@ def run_item(
             wait = SOCKET_APPEAR_WAIT_S if early else SOCKET_PRESENT_WAIT_S
             shutdown = shutdown_daemon(ws.socket, wait_for_socket_s=wait)
             meta["daemon_shutdown"] = {"status": shutdown.status, "detail": shutdown.detail}
+            if shutdown.status == "acknowledged":
+                tracker.wait_quiet(DAEMON_EXIT_WAIT_S)
         killed = tracker.sweep()
         leftover = len(tracker.find()) if killed else 0
         swept = True

@@ -49,6 +49,8 @@ class RunConfig:
             raise UsageError(
                 "--model is required with a real agent (e.g. anthropic/claude-sonnet-4-5)"
             )
+        if self.fail_on == "regression" and self.baseline is None:
+            raise UsageError("--fail-on regression needs --compare-baseline BASELINE")
         if not 0 <= self.threshold < 1:
             raise UsageError("--threshold must be in [0, 1): a rate difference, e.g. 0.05")
 

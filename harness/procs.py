@@ -142,6 +142,16 @@ class ProcessTracker:
                         found.setdefault(child.pid, (child, "tree"))
         return {pid: v for pid, v in found.items() if _alive(v[0])}
 
+    def wait_quiet(self, timeout_s: float) -> bool:
+        """Give processes that were told to stop (daemon shutdown) time to exit by themselves."""
+        deadline = time.monotonic() + timeout_s
+        while self.find():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+            reap_orphans()
+        return True
+
     def sweep(self, grace_s: float = TERM_GRACE_S) -> list[KilledProcess]:
         """End every process attributable to the item: SIGTERM, then SIGKILL after a grace."""
         killed: list[KilledProcess] = []

@@ -161,7 +161,10 @@ def execute_run(
     todo = [w for w in plan if w.key not in kept]
     become_subreaper()
     opts = ItemOptions(
-        agent=config.agent, timeout_s=config.timeout_s, keep_workdir=config.keep_workdir
+        agent=config.agent,
+        timeout_s=config.timeout_s,
+        keep_workdir=config.keep_workdir,
+        token_prefix=run_id,
     )
     scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
         concurrency=config.concurrency,

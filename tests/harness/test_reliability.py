@@ -25,11 +25,19 @@ TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
 pytestmark = pytest.mark.reliability
 
 
-def token_processes() -> list[psutil.Process]:
+def token_processes(runs: Path) -> list[psutil.Process]:
+    """Live processes carrying an item token of any run under ``runs`` (token = run id + uuid)."""
+    prefixes = tuple(f"{d.name}-" for d in runs.iterdir()) if runs.is_dir() else ()
     found = []
     for proc in psutil.process_iter():
         try:
-            if ITEM_TOKEN_VAR in proc.environ() and proc.status() != psutil.STATUS_ZOMBIE:
+            token = proc.environ().get(ITEM_TOKEN_VAR)
+            if (
+                token
+                and prefixes
+                and token.startswith(prefixes)
+                and proc.status() != psutil.STATUS_ZOMBIE
+            ):
                 found.append(proc)
         except psutil.Error:
             continue
@@ -70,9 +78,11 @@ def finish(proc: subprocess.Popen[str], timeout: float = 240) -> tuple[int, dict
 
 def assert_nothing_left(tmp_path: Path) -> None:
     deadline = time.monotonic() + 5
-    while token_processes() and time.monotonic() < deadline:
+    runs = tmp_path / "runs"
+    assert runs.is_dir() and any(runs.iterdir())
+    while token_processes(runs) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert token_processes() == []
+    assert token_processes(runs) == []
     assert list((tmp_path / "t").iterdir()) == []  # no temp dir leaked
 
 
@@ -110,7 +120,7 @@ def _wait_for_items(run_root: Path, n: int, timeout: float = 60) -> None:
 def _wait_for_running(run_root: Path, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if token_processes():
+        if token_processes(run_root):
             return
         time.sleep(0.05)
     raise AssertionError("no agent started")

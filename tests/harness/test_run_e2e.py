@@ -21,12 +21,14 @@ TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
 pytestmark = pytest.mark.e2e
 
 
-def _leftovers() -> list[psutil.Process]:
-    """Processes anywhere on the machine that carry an item token of this harness."""
+def _leftovers(run_dir: Path | None = None) -> list[psutil.Process]:
+    """Live processes carrying an item token of this run (tokens start with the run id)."""
+    prefix = f"{run_dir.name}-" if run_dir is not None else ""
     found = []
     for proc in psutil.process_iter():
         try:
-            if ITEM_TOKEN_VAR in proc.environ() and proc.status() != psutil.STATUS_ZOMBIE:
+            token = proc.environ().get(ITEM_TOKEN_VAR)
+            if token and token.startswith(prefix) and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
         except psutil.Error:
             continue
@@ -73,7 +75,7 @@ def test_behaviour_verdicts(tmp_path: Path, behaviour: str, status: str, failing
     assert criteria == failing
     assert outcome.exit_code == (EXIT_RESOLVED if status == "resolved" else EXIT_UNRESOLVED)
     assert item["leftover_processes"] == 0
-    assert _leftovers() == []
+    assert _leftovers(outcome.run_dir) == []
     validate_report(json.loads((outcome.run_dir / "report.json").read_text()))
     # Re-scoring the saved bundle gives the identical verdict.
     again = rescore_item(outcome.run_dir / "items" / item["item_dir"]).to_dict()
@@ -86,7 +88,7 @@ def test_stubborn_daemon_is_killed_and_recorded(tmp_path: Path) -> None:
     meta = json.loads((outcome.run_dir / "items" / item["item_dir"] / "item.json").read_text())
     assert item["killed_processes"] >= 1
     assert any(k["signal"] == "SIGKILL" for k in meta["killed_processes"])
-    assert _leftovers() == []
+    assert _leftovers(outcome.run_dir) == []
 
 
 def test_hang_times_out_is_scored_and_leaves_nothing(tmp_path: Path) -> None:
@@ -95,7 +97,7 @@ def test_hang_times_out_is_scored_and_leaves_nothing(tmp_path: Path) -> None:
     assert item["timed_out"] is True and item["error"] is None
     assert item["status"] == "unresolved"
     assert item["total_spawns"] >= 1  # scored from what it left
-    assert _leftovers() == []
+    assert _leftovers(outcome.run_dir) == []
 
 
 def test_crash_is_unresolved_with_agent_error(tmp_path: Path) -> None:
@@ -103,7 +105,7 @@ def test_crash_is_unresolved_with_agent_error(tmp_path: Path) -> None:
     (item,) = outcome.report.items
     assert item["exit_code"] == 1 and item["status"] == "unresolved" and item["error"] is None
     assert item["agent_error"]
-    assert _leftovers() == []
+    assert _leftovers(outcome.run_dir) == []
 
 
 def test_model_never_reached_is_an_infrastructure_error(tmp_path: Path) -> None:
