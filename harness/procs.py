@@ -70,7 +70,7 @@ class KilledProcess:
     name: str
     cmdline: str
     signal: str  # "SIGTERM" or "SIGKILL"
-    reason: str  # how it was attributed to the item: "token", "cwd", "tree"
+    reason: str  # how it was attributed to the item: "token", "cwd", "tree", "orphan"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -134,6 +134,17 @@ class ProcessTracker:
             reason = _attribution(proc, self.token, workdir)
             if reason:
                 found[proc.pid] = (proc, reason)
+        # Orphans reparented to us (we are a subreaper) that scrubbed their environment
+        # carry no token at all; one born during this item is taken as the item's.
+        with _managed_lock:
+            managed = set(_managed)
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(me).children():
+                if child.pid in found or child.pid in managed:
+                    continue
+                with contextlib.suppress(psutil.Error):
+                    if child.create_time() >= self.born_after and ITEM_TOKEN_VAR not in child.environ():
+                        found[child.pid] = (child, "orphan")
         # Descendants of anything found belong to the item too.
         for proc, _ in list(found.values()):
             with contextlib.suppress(psutil.Error):

@@ -1,0 +1,57 @@
+"""Turn what one prime-agent run left on disk into agent-neutral :class:`RunEvidence`.
+
+Only the openers the collector handed over are called; nothing else is read. Child
+sessions live at ``session-artifacts/<parent header id>/<childId>/<file>``, so a collected
+depth-1 file backs the ledger edge whose child path ends with exactly those three parts;
+without a readable parent header no file can back anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import IO, TypeVar
+
+from scorers.artifact import parse_artifact
+from scorers.prime_agent.ledger import parse_ledger
+from scorers.prime_agent.session import parse_session
+from scorers.prime_agent.stream import parse_stream
+from scorers.records import ChildSession, LedgerParse, RunEvidence, normalize_path
+from scorers.types import ChildSessionFile, Opener, PrimeAgentArtifacts
+
+_P = TypeVar("_P")
+
+
+def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
+    if opener is None:
+        return None
+    with opener() as stream:
+        return parse(stream)
+
+
+def _depth1_files(files: tuple[ChildSessionFile, ...]) -> list[ChildSessionFile]:
+    return [f for f in files if len(f.subdirs) == 1]
+
+
+def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
+    """Parse every artifact of one run (missing ones stay ``None``)."""
+    session = _read(artifacts.parent_transcript, parse_session)
+    header_id = session.header_id if session is not None else None
+    depth1 = _depth1_files(artifacts.child_sessions)
+    child_sessions = (
+        tuple(ChildSession(f.subdirs[0], (header_id, f.subdirs[0], f.file_name)) for f in depth1)
+        if header_id is not None
+        else ()
+    )
+    # An empty spelling would match a ledger parent of "/" or "": it names no parent.
+    parent_paths = tuple(
+        path for path in map(normalize_path, artifacts.parent_session_paths) if path
+    )
+    return RunEvidence(
+        parent_paths=parent_paths,
+        ledger=_read(artifacts.ledger, parse_ledger) or LedgerParse(events=()),
+        session=session,
+        stream=_read(artifacts.stdout, parse_stream),
+        answers=_read(artifacts.artifact, parse_artifact),
+        child_sessions=child_sessions,
+        child_session_dirs=len({f.subdirs[0] for f in depth1}),
+    )

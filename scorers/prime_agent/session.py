@@ -1,0 +1,115 @@
+"""Parse a prime-agent parent transcript (session format 3) into receipts and usage.
+
+- Header: the first line, ``{"type": "session", "id": ...}``. Its ``id`` (not the file
+  name) names the directory the children's sessions live under.
+- Receipts, in ``type: "custom_message"`` entries (``details`` an object):
+  a reply is ``customType: "agent_message"`` with ``details.fromRelationship == "child"``
+  and a string ``details.from.sessionId``; a notice is ``customType`` in
+  ``rlm_child_terminal_notice`` / ``rlm_child_failure`` with a string ``details.childId``.
+  Messages from any other relationship are not receipts.
+- Child usage: ``type: "child_usage_attributed"`` entries, ``childUsage.totalTokens``
+  (``aggregateUsage`` is not kept up to date by the product and is never read).
+- The parent's own assistant messages: ``type: "message"`` entries whose ``message`` has
+  ``role: "assistant"`` (used only when the live stream recorded nothing).
+
+Lines that are not JSON objects with a string ``type``, and entries of the kinds above
+whose fields we read are ill-typed, are counted as malformed and skipped.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Final
+
+from scorers.lines import MALFORMED, iter_json_lines
+from scorers.prime_agent.assistant import AssistantTally, is_assistant, tokens_of
+from scorers.records import ReceiptIndex, SessionParse
+
+REPLY_TYPE: Final = "agent_message"
+NOTICE_TYPES: Final = frozenset({"rlm_child_terminal_notice", "rlm_child_failure"})
+
+
+class _Reader:
+    """Accumulates one transcript's entries."""
+
+    def __init__(self) -> None:
+        self.replies: set[str] = set()
+        self.notices: set[str] = set()
+        self.child_tokens = 0
+        self.assistant = AssistantTally()
+
+    def custom_message(self, entry: dict[str, object]) -> bool:
+        kind = entry.get("customType")
+        if not isinstance(kind, str):
+            return False
+        if kind != REPLY_TYPE and kind not in NOTICE_TYPES:
+            return True
+        details = entry.get("details")
+        if not isinstance(details, dict):
+            return False
+        if kind == REPLY_TYPE:
+            if details.get("fromRelationship") != "child":
+                return True
+            sender = details.get("from")
+            session_id = sender.get("sessionId") if isinstance(sender, dict) else None
+            if not isinstance(session_id, str):
+                return False
+            self.replies.add(session_id)
+            return True
+        child_id = details.get("childId")
+        if not isinstance(child_id, str):
+            return False
+        self.notices.add(child_id)
+        return True
+
+    def child_usage(self, entry: dict[str, object]) -> bool:
+        tokens = tokens_of(entry.get("childUsage"))
+        if tokens is None:
+            return False
+        self.child_tokens += tokens
+        return True
+
+    def entry(self, entry: dict[str, object]) -> bool:
+        """Take one entry; ``False`` if it had to be skipped as ill-typed."""
+        kind = entry.get("type")
+        if kind == "custom_message":
+            return self.custom_message(entry)
+        if kind == "child_usage_attributed":
+            return self.child_usage(entry)
+        if kind == "message":
+            message = entry.get("message")
+            if not isinstance(message, dict):
+                return False
+            return self.assistant.add(message) if is_assistant(message) else True
+        # A header anywhere but a well-formed first line is a defect, not an entry.
+        return isinstance(kind, str) and kind != "session"
+
+
+def _header_id(value: object) -> str | None:
+    if isinstance(value, dict) and value.get("type") == "session":
+        header_id = value.get("id")
+        if isinstance(header_id, str) and header_id:
+            return header_id
+    return None
+
+
+def parse_session(stream: IO[bytes]) -> SessionParse:
+    """Read a whole parent transcript; never raises on any input bytes."""
+    reader = _Reader()
+    header_id: str | None = None
+    malformed = 0
+    first = True
+    for value, _terminated in iter_json_lines(stream):
+        if first:
+            first = False
+            header_id = _header_id(value)
+            if header_id is not None:
+                continue
+        if value is MALFORMED or not isinstance(value, dict) or not reader.entry(value):
+            malformed += 1
+    return SessionParse(
+        header_id=header_id,
+        receipts=ReceiptIndex(frozenset(reader.replies), frozenset(reader.notices)),
+        child_tokens=reader.child_tokens,
+        usage=reader.assistant.result(),
+        malformed_lines=malformed,
+    )

@@ -1,0 +1,162 @@
+"""Parsing the spawn ledger: what is an event, what is malformed, what is a torn tail."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from scorers.prime_agent.ledger import parse_ledger
+from scorers.records import DeleteEvent, LedgerParse, RenameEvent, SpawnEvent
+
+SPAWN = {
+    "v": 1,
+    "op": "spawn",
+    "at": "2026-11-29T18:59:42.476Z",
+    "childId": "sub-1",
+    "parent": "/s/sessions/p.jsonl",
+    "child": "/s/session-artifacts/root/sub-1/abc.jsonl",
+    "depth": 1,
+    "name": "worker-a",
+}
+RENAME = {"v": 1, "op": "rename", "at": "t", "childId": "sub-1", "child": "/c.jsonl", "name": "n"}
+DELETE = {"v": 1, "op": "delete", "at": "t", "childId": "sub-1", "child": "/c.jsonl"}
+META = {"v": 1, "op": "meta", "at": "t", "sessionsDir": "/s/sessions"}
+
+
+def parse(*lines: bytes | dict[str, object]) -> LedgerParse:
+    data = b"".join(
+        (json.dumps(line).encode() if isinstance(line, dict) else line) + b"\n" for line in lines
+    )
+    return parse_ledger(io.BytesIO(data))
+
+
+def test_a_spawn_becomes_an_event_with_normalised_paths() -> None:
+    assert parse(SPAWN).events == (
+        SpawnEvent(
+            child_id="sub-1",
+            child="s/session-artifacts/root/sub-1/abc.jsonl",
+            child_session_id="abc",
+            parent="s/sessions/p.jsonl",
+            depth=1,
+            name="worker-a",
+            at="2026-11-29T18:59:42.476Z",
+        ),
+    )
+
+
+def test_rename_delete_and_meta() -> None:
+    result = parse(META, RENAME, DELETE, DELETE | {"reason": "whatever-new-reason"})
+    assert result.events == (
+        RenameEvent("sub-1", "c.jsonl", "n", "t"),
+        DeleteEvent("sub-1", "c.jsonl", "t"),
+        DeleteEvent("sub-1", "c.jsonl", "t"),
+    )
+    assert (result.malformed_lines, result.unknown_ops, result.torn_tail) == (0, 0, False)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(SPAWN | {"depth": "1"}, id="depth-string"),
+        pytest.param(SPAWN | {"depth": True}, id="depth-bool"),
+        pytest.param(SPAWN | {"depth": 1.0}, id="depth-float"),
+        pytest.param(SPAWN | {"depth": 0}, id="depth-zero"),
+        pytest.param(SPAWN | {"depth": -1}, id="depth-negative"),
+        pytest.param({k: v for k, v in SPAWN.items() if k != "depth"}, id="depth-missing"),
+        pytest.param(SPAWN | {"name": None}, id="name-null"),
+        pytest.param(SPAWN | {"parent": ["/p"]}, id="parent-list"),
+        pytest.param(SPAWN | {"child": {"path": "/c"}}, id="child-object"),
+        pytest.param(SPAWN | {"childId": 7}, id="child-id-int"),
+        pytest.param(SPAWN | {"v": True}, id="v-bool"),
+        pytest.param(SPAWN | {"v": 1.0}, id="v-float"),
+        pytest.param(SPAWN | {"v": 2}, id="v-2"),
+        pytest.param(SPAWN | {"v": "1"}, id="v-string"),
+        pytest.param(SPAWN | {"at": 1764442782}, id="at-number"),
+        pytest.param({k: v for k, v in SPAWN.items() if k != "at"}, id="at-missing"),
+        pytest.param(SPAWN | {"op": ["spawn"]}, id="op-list"),
+        pytest.param(RENAME | {"name": 5}, id="rename-name-int"),
+        pytest.param({k: v for k, v in RENAME.items() if k != "child"}, id="rename-no-child"),
+        pytest.param(DELETE | {"reason": 5}, id="delete-reason-int"),
+        pytest.param(DELETE | {"childId": None}, id="delete-child-id-null"),
+        pytest.param(META | {"sessionsDir": None}, id="meta-no-sessions-dir"),
+        pytest.param([SPAWN], id="top-level-list"),
+        pytest.param("spawn", id="top-level-string"),
+        pytest.param(None, id="top-level-null"),
+    ],
+)
+def test_ill_typed_records_are_malformed(record: object) -> None:
+    result = parse(json.dumps(record).encode())
+    assert (result.events, result.malformed_lines, result.unknown_ops) == ((), 1, 0)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(b"\x00", id="nul"),
+        pytest.param(b"\xff\xfe\xfd", id="bad-utf8"),
+        pytest.param(b'{"v":1,', id="truncated"),
+        pytest.param(b"garbage", id="not-json"),
+    ],
+)
+def test_undecodable_lines_are_malformed(line: bytes) -> None:
+    result = parse(line, SPAWN)
+    assert (len(result.events), result.malformed_lines) == (1, 1)
+
+
+def test_unknown_ops_are_tolerated_not_malformed() -> None:
+    result = parse({"v": 1, "op": "checkpoint", "at": "t", "extra": [1, 2]}, SPAWN)
+    assert (len(result.events), result.unknown_ops, result.malformed_lines) == (1, 1, 0)
+
+
+def test_an_unknown_op_still_needs_v_and_at() -> None:
+    result = parse({"v": 1, "op": "checkpoint"}, {"v": 2, "op": "checkpoint", "at": "t"})
+    assert (result.unknown_ops, result.malformed_lines) == (0, 2)
+
+
+def test_blank_lines_are_neither_events_nor_malformed() -> None:
+    result = parse(b"", b"   ", SPAWN, b"\r")
+    assert (len(result.events), result.malformed_lines) == (1, 0)
+
+
+def test_a_torn_final_line_is_flagged_not_counted() -> None:
+    data = json.dumps(SPAWN).encode() + b'\n{"v":1,"op":"spawn","at":"t","chi'
+    result = parse_ledger(io.BytesIO(data))
+    assert (len(result.events), result.malformed_lines, result.torn_tail) == (1, 0, True)
+
+
+def test_a_valid_final_line_without_newline_is_applied() -> None:
+    data = json.dumps(META).encode() + b"\n" + json.dumps(SPAWN).encode()
+    result = parse_ledger(io.BytesIO(data))
+    assert (len(result.events), result.malformed_lines, result.torn_tail) == (1, 0, False)
+
+
+def test_an_ill_typed_final_line_without_newline_is_a_torn_tail() -> None:
+    data = json.dumps(SPAWN).encode() + b"\n" + json.dumps(SPAWN | {"depth": "1"}).encode()
+    result = parse_ledger(io.BytesIO(data))
+    assert (len(result.events), result.malformed_lines, result.torn_tail) == (1, 0, True)
+
+
+def test_a_bad_line_in_the_middle_is_malformed_not_torn() -> None:
+    result = parse(SPAWN, b'{"v":1,"op":"sp', SPAWN)
+    assert (len(result.events), result.malformed_lines, result.torn_tail) == (2, 1, False)
+
+
+def test_crlf_line_endings_are_accepted() -> None:
+    data = json.dumps(META).encode() + b"\r\n" + json.dumps(SPAWN).encode() + b"\r\n"
+    result = parse_ledger(io.BytesIO(data))
+    assert (len(result.events), result.malformed_lines) == (1, 0)
+
+
+def test_the_real_run_ledger_parses_cleanly(real_runs: Path) -> None:
+    path = next((real_runs / "run1" / "rlm-ledger").glob("*.jsonl"))
+    with path.open("rb") as stream:
+        result = parse_ledger(stream)
+    assert [event.name for event in result.events] == [
+        "worker-shard-a",
+        "worker-shard-b",
+        "worker-shard-c",
+    ]
+    assert (result.malformed_lines, result.unknown_ops, result.torn_tail) == (0, 0, False)

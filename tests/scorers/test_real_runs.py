@@ -1,0 +1,87 @@
+"""Score the three captured runs of the real CLI (``<repo>/../shared/real-runs``).
+
+The inputs are built by hand here, as the collector would: the parent's logical path as
+the ledger records it, child session files from the ``sub-*`` dirs under
+``session-artifacts/<parent header id>/`` (the header id, not the parent's file name).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from scorers import (
+    ChildSessionFile,
+    ItemScore,
+    Manifest,
+    Opener,
+    PrimeAgentArtifacts,
+    Shard,
+    score_prime_agent,
+)
+
+MANIFEST = Manifest(
+    name="word-count",
+    artifact="combined-index.md",
+    shards=tuple(
+        Shard(file=f"shard-{s}.txt", worker=f"worker-shard-{s}", question="words?", expected=n)
+        for s, n in (("a", 3), ("b", 5), ("c", 6))
+    ),
+)
+
+
+def _opener(path: Path) -> Opener | None:
+    return (lambda: path.open("rb")) if path.is_file() else None
+
+
+def score_run(real_runs: Path, name: str) -> ItemScore:
+    """Score one run; ``real_runs`` (tests/conftest.py) skips when shared/ is absent."""
+    run = real_runs / name
+    (transcript,) = (run / "sessions").glob("*.jsonl")
+    header_id = json.loads(transcript.read_bytes().split(b"\n", 1)[0])["id"]
+    assert header_id not in transcript.name  # the trap these runs document
+    ledgers = sorted((run / "rlm-ledger").glob("*.jsonl"))
+    children = tuple(
+        ChildSessionFile(subdirs=(path.parent.name,), file_name=path.name)
+        for path in sorted((run / "session-artifacts" / header_id).glob("sub-*/*.jsonl"))
+    )
+    artifacts = PrimeAgentArtifacts(
+        parent_session_paths=(f"/srv/evals/{name}/sessions/{transcript.name}",),
+        ledger=_opener(ledgers[0]) if ledgers else None,
+        parent_transcript=_opener(transcript),
+        stdout=_opener(run / "cli.stdout.jsonl"),
+        artifact=_opener(run / "repo-after" / "combined-index.md"),
+        child_sessions=children,
+    )
+    return score_prime_agent(artifacts, MANIFEST)
+
+
+def test_run1_honest_fan_out_is_resolved(real_runs: Path) -> None:
+    score = score_run(real_runs, "run1")
+    assert score.resolved, score.failures
+    assert score.verified_shard_workers == tuple(s.worker for s in MANIFEST.shards)
+    assert (score.live_depth1_edges, score.child_session_dirs, score.total_spawns) == (3, 3, 3)
+    assert score.parent_session_id == "01a228ad-465d-711e-a795-d3d4d68facdd"
+    assert (score.turns, score.parent_tokens, score.child_tokens) == (6, 6462, 6162)
+    assert score.model_reached and score.agent_error is None
+    assert (score.ledger_malformed_lines, score.transcript_malformed_lines) == (0, 0)
+
+
+def test_run2_nospawn_covers_but_does_not_delegate(real_runs: Path) -> None:
+    score = score_run(real_runs, "run2-nospawn")
+    assert not score.resolved
+    assert score.coverage and not score.delegation_evidence
+    assert score.unverified_shard_workers == tuple(s.worker for s in MANIFEST.shards)
+    assert (score.total_spawns, score.receipts, score.dedup) == (0, True, True)
+    assert len(score.failures) == 1 and score.failures[0].startswith("delegation:")
+
+
+def test_run0_turn_end_exit_fails_coverage_and_receipts(real_runs: Path) -> None:
+    score = score_run(real_runs, "run0-turn-end-exit")
+    assert not score.resolved
+    assert not score.coverage and score.missing_shards == tuple(s.file for s in MANIFEST.shards)
+    assert not score.receipts
+    # workers b and c were torn down silently; only a left a completed_without_reply notice
+    assert score.missing_receipts == ("sub-4db944de", "sub-547fdf27")
+    assert score.delegation_evidence and score.dedup
+    assert [reason.split(":")[0] for reason in score.failures] == ["coverage", "receipts"]

@@ -1,0 +1,171 @@
+"""Usage: turns and tokens from the stream (else the transcript), child tokens, errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from scorer_builders import Stream, Transcript, assistant_message, jsonl
+
+from scorers.prime_agent.session import parse_session
+from scorers.prime_agent.stream import parse_stream
+from scorers.records import UsageTally
+from scorers.usage import choose_usage, model_reached
+
+
+def test_turns_count_assistant_message_end_only() -> None:
+    parsed = parse_stream(io.BytesIO(Stream().assistant(100).assistant(50, stop="stop").data))
+    # each builder turn also emits a user message_end, message_start/update and turn_end
+    assert parsed.usage == UsageTally(2, 0, 150, None)
+    assert parsed.malformed_lines == 0
+
+
+def test_turn_end_alone_is_never_counted() -> None:
+    data = jsonl({"type": "turn_end", "message": assistant_message(100)})
+    assert parse_stream(io.BytesIO(data)).usage == UsageTally()
+
+
+def test_failed_messages_and_the_first_error() -> None:
+    stream = (
+        Stream()
+        .assistant(0, stop="error", error="429 rate limited")
+        .assistant(10, stop="aborted", error="Request was aborted")
+        .assistant(100, stop="stop")
+    )
+    usage = parse_stream(io.BytesIO(stream.data)).usage
+    assert usage == UsageTally(3, 2, 110, "429 rate limited")
+    assert model_reached(usage)
+
+
+def test_a_failure_without_error_text_does_not_hide_a_later_one() -> None:
+    stream = Stream().assistant(0, stop="error").assistant(0, stop="error", error="401 nope")
+    usage = parse_stream(io.BytesIO(stream.data)).usage
+    assert (usage.failed_assistant_messages, usage.first_error) == (2, "401 nope")
+    assert not model_reached(usage)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        pytest.param(UsageTally(), id="no-messages"),
+        pytest.param(UsageTally(2, 2, 0, "401"), id="all-failed"),
+    ],
+)
+def test_model_not_reached(usage: UsageTally) -> None:
+    assert not model_reached(usage)
+
+
+@pytest.mark.parametrize(
+    ("event", "tokens"),
+    [
+        pytest.param({"type": "message_end", "message": []}, 0, id="message-list"),
+        pytest.param({"type": "message_end", "message": "hi"}, 0, id="message-string"),
+        pytest.param({"type": 5}, 0, id="type-int"),
+        pytest.param({"message": {}}, 0, id="no-type"),
+        pytest.param(["message_end"], 0, id="top-level-list"),
+        pytest.param(
+            {
+                "type": "message_end",
+                "message": {"role": "assistant", "usage": {"totalTokens": "9"}},
+            },
+            0,
+            id="tokens-string",
+        ),
+        pytest.param(
+            {"type": "message_end", "message": {"role": "assistant", "usage": []}},
+            0,
+            id="usage-list",
+        ),
+        pytest.param(
+            {"type": "message_end", "message": {"role": "assistant", "usage": {"totalTokens": -5}}},
+            0,
+            id="tokens-negative",
+        ),
+        pytest.param(
+            {
+                "type": "message_end",
+                "message": {"role": "assistant", "usage": {"totalTokens": 7}, "stopReason": 1},
+            },
+            7,
+            id="stop-reason-int",
+        ),
+    ],
+)
+def test_ill_typed_events_are_counted_malformed(event: object, tokens: int) -> None:
+    parsed = parse_stream(io.BytesIO(json.dumps(event).encode() + b"\n"))
+    assert (parsed.malformed_lines, parsed.usage.tokens) == (1, tokens)
+
+
+def test_missing_usage_is_zero_tokens_not_malformed() -> None:
+    event = {"type": "message_end", "message": {"role": "assistant", "stopReason": "stop"}}
+    parsed = parse_stream(io.BytesIO(jsonl(event)))
+    assert (parsed.usage, parsed.malformed_lines) == (UsageTally(1, 0, 0, None), 0)
+
+
+def transcript_with_usage() -> Transcript:
+    return (
+        Transcript()
+        .assistant(300)
+        .assistant(0, stop="error", error="overloaded")
+        .child_usage(40, aggregate=1)
+        .child_usage(2, aggregate=1)
+    )
+
+
+def test_child_tokens_add_up_child_usage_not_aggregate_usage() -> None:
+    parsed = parse_session(io.BytesIO(transcript_with_usage().data))
+    assert parsed.child_tokens == 42
+    assert parsed.usage == UsageTally(2, 1, 300, "overloaded")
+
+
+def test_the_stream_is_preferred_and_never_added_to_the_transcript() -> None:
+    session = parse_session(io.BytesIO(transcript_with_usage().data))
+    stream = parse_stream(io.BytesIO(Stream().assistant(1000).data))
+    usage = choose_usage(stream, session)
+    assert (usage.source, usage.parent, usage.child_tokens, usage.tokens_used) == (
+        "stream",
+        UsageTally(1, 0, 1000, None),
+        42,
+        1042,
+    )
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        pytest.param(None, id="missing"),
+        pytest.param(b"", id="empty"),
+        pytest.param(b"\n\n", id="blank"),
+        pytest.param(b"garbage\n\xff\n[1]\n", id="garbage-only"),
+        pytest.param(b'{"type":"session","version":3,"id":"x"}\n', id="header-only"),
+    ],
+)
+def test_without_stream_events_the_transcript_is_used(stdout: bytes | None) -> None:
+    session = parse_session(io.BytesIO(transcript_with_usage().data))
+    stream = parse_stream(io.BytesIO(stdout)) if stdout is not None else None
+    usage = choose_usage(stream, session)
+    assert (usage.source, usage.parent.tokens, usage.parent.first_error) == (
+        "transcript",
+        300,
+        "overloaded",
+    )
+
+
+def test_a_stream_with_events_but_no_messages_is_still_the_source() -> None:
+    session = parse_session(io.BytesIO(transcript_with_usage().data))
+    usage = choose_usage(parse_stream(io.BytesIO(Stream().data)), session)
+    assert (usage.source, usage.parent) == ("stream", UsageTally())
+
+
+def test_no_source_at_all() -> None:
+    usage = choose_usage(None, None)
+    assert (usage.source, usage.parent, usage.tokens_used) == (None, UsageTally(), 0)
+
+
+def test_real_stream_counts_message_end_not_turn_end(real_runs: Path) -> None:
+    with (real_runs / "run1" / "cli.stdout.jsonl").open("rb") as stream:
+        parsed = parse_stream(stream)
+    assert parsed.usage == UsageTally(6, 0, 6462, None)
+    assert parsed.malformed_lines == 0
