@@ -21,8 +21,9 @@ from typing import IO
 
 from scorers.types import ChildSessionFile, PrimeAgentArtifacts
 
-#: Twice the product's own ledger cap (32 MiB): anything beyond is not a real ledger.
-MAX_LEDGER_BYTES = 64 * 1024 * 1024
+#: The product caps a ledger at 32 MiB; one MiB of slack covers a record torn at the cap.
+#: Anything beyond is not a real ledger, and the scorer's memory is bounded by this.
+MAX_LEDGER_BYTES = 33 * 1024 * 1024
 #: Transcripts and the stdout stream of real runs are kilobytes to a few megabytes.
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 MAX_STREAM_BYTES = 64 * 1024 * 1024

@@ -135,15 +135,21 @@ class ProcessTracker:
             if reason:
                 found[proc.pid] = (proc, reason)
         # Orphans reparented to us (we are a subreaper) that scrubbed their environment
-        # carry no token at all; one born during this item is taken as the item's.
+        # carry no token at all; one born during this item is taken as the item's. Our own
+        # helpers (git) run in our session; agents and all they start never do.
         with _managed_lock:
             managed = set(_managed)
+        own_session = os.getsid(0)
         with contextlib.suppress(psutil.Error):
             for child in psutil.Process(me).children():
                 if child.pid in found or child.pid in managed:
                     continue
-                with contextlib.suppress(psutil.Error):
-                    if child.create_time() >= self.born_after and ITEM_TOKEN_VAR not in child.environ():
+                with contextlib.suppress(psutil.Error, OSError):
+                    if (
+                        os.getsid(child.pid) != own_session
+                        and child.create_time() >= self.born_after
+                        and ITEM_TOKEN_VAR not in child.environ()
+                    ):
                         found[child.pid] = (child, "orphan")
         # Descendants of anything found belong to the item too.
         for proc, _ in list(found.values()):

@@ -161,7 +161,8 @@ def test_huge_artifacts_score_in_bounded_memory(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["maxrss_kb"] < 200 * 1024, out  # far below the 512 MB of input
+    # Bounded by the collection caps (33 MiB ledger, 64 MiB transcript), not by the 512 MB input.
+    assert out["maxrss_kb"] < 250 * 1024, out
     assert out["malformed"] > 0 and out["resolved"] is False
-    assert (root / "bundle" / "agent-home" / "rlm-ledger" / ledger.name).stat().st_size == 64 << 20
+    assert (root / "bundle" / "agent-home" / "rlm-ledger" / ledger.name).stat().st_size == 33 << 20
     assert (root / "bundle" / "repo" / "combined-index.md").stat().st_size == 4 << 20
