@@ -118,17 +118,8 @@ def compare(
             )
         fixtures.append(entry)
         flips.extend(_flips(base, cand))
-    deltas = {f"{e['fixture']}:{e['model']}": float(e["delta"]) for e in fixtures}
-    diff = stats.paired_cluster_diff(deltas)
-    overall_verdict = stats.verdict(diff.ci, diff.delta, threshold)
-    overall: dict[str, Any] = {
-        "delta": diff.delta,
-        "ci": None if diff.ci is None else [diff.ci[0], diff.ci[1]],
-        "verdict": overall_verdict,
-        "clusters": diff.n_cand,
-        "se": diff.se,
-        "trials_for_power": None,
-    }
+    overall = _overall(fixtures, threshold)
+    overall_verdict = overall["verdict"]
     if overall_verdict == "inconclusive" and fixtures and threshold > 0:
         base_rate = sum(e["baseline_rate"] for e in fixtures) / len(fixtures)
         overall["trials_for_power"] = stats.trials_for_power(base_rate, threshold)
@@ -144,6 +135,36 @@ def compare(
         "ties": len(fixtures) - wins - losses,
         "flip_rate": stats.flip_rate(flips),
         "unmatched": unmatched,
+    }
+
+
+def _overall(fixtures: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, Any]:
+    """Across fixtures: paired at the fixture level (t over per-fixture deltas).
+
+    With a single fixture there is nothing to pair across, and the overall comparison is
+    that fixture's own (Newcombe) comparison rather than an always-inconclusive one.
+    """
+    if len(fixtures) == 1:
+        only = fixtures[0]
+        return {
+            "delta": only["delta"],
+            "ci": only["ci"],
+            "verdict": only["verdict"],
+            "clusters": 1,
+            "se": None,
+            "method": "newcombe-single-fixture",
+            "trials_for_power": None,
+        }
+    deltas = {f"{e['fixture']}:{e['model']}": float(e["delta"]) for e in fixtures}
+    diff = stats.paired_cluster_diff(deltas)
+    return {
+        "delta": diff.delta,
+        "ci": None if diff.ci is None else [diff.ci[0], diff.ci[1]],
+        "verdict": stats.verdict(diff.ci, diff.delta, threshold),
+        "clusters": diff.n_cand,
+        "se": diff.se,
+        "method": "paired-fixture-t",
+        "trials_for_power": None,
     }
 
 

@@ -174,3 +174,49 @@ def test_harness_yaml_defaults_and_bad_key(tmp_path: Path) -> None:
     bad = harness("run", "--agent", "sim", cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
     assert bad.returncode == 2
     assert "harness.yaml" in bad.stderr and "trails" in bad.stderr
+
+
+def _sim_run_dir(tmp_path: Path, name: str, behaviour: str, trials: int = 4) -> Path:
+    proc = harness(
+        "run",
+        "--fixture",
+        TINY,
+        "--agent",
+        f"sim:{behaviour}",
+        "--trials",
+        str(trials),
+        "--concurrency",
+        "4",
+        "--runs-dir",
+        str(tmp_path / name),
+        "--json",
+    )
+    return tmp_path / name / json.loads(proc.stdout)["run_id"]
+
+
+def test_report_renders_md_json_and_junit(tmp_path: Path) -> None:
+    run_dir = _sim_run_dir(tmp_path, "r", "wrong-answer", trials=2)
+    md = CliRunner().invoke(cli, ["report", str(run_dir)])
+    assert md.exit_code == 0 and "## Per fixture" in md.output and "tiny:sim/oracle:1" in md.output
+    js = CliRunner().invoke(cli, ["report", str(run_dir / "report.json"), "--format", "json"])
+    assert json.loads(js.output)["run_id"] == run_dir.name
+    junit = CliRunner().invoke(cli, ["report", str(run_dir), "--format", "junit"])
+    assert junit.exit_code == 0 and "<testcase" in junit.output and "<failure" in junit.output
+    bad = CliRunner().invoke(cli, ["report", str(tmp_path)])
+    assert bad.exit_code == 2 and "report.json" in bad.output
+
+
+def test_compare_verdicts_and_fail_on_regression(tmp_path: Path) -> None:
+    good = _sim_run_dir(tmp_path, "good", "honest", trials=6)
+    bad = _sim_run_dir(tmp_path, "bad", "wrong-answer", trials=6)
+    worse = CliRunner().invoke(
+        cli, ["compare", str(good), str(bad), "--json", "--fail-on", "regression"]
+    )
+    assert worse.exit_code == 1
+    cmp = json.loads(worse.output)
+    assert cmp["fixtures"][0]["verdict"] == "regressed" and cmp["fixtures"][0]["delta"] == -1.0
+    assert cmp["overall"]["verdict"] == "regressed"  # one fixture: its own comparison
+    better = CliRunner().invoke(cli, ["compare", str(bad), str(good), "--json"])
+    assert (
+        better.exit_code == 0 and json.loads(better.output)["fixtures"][0]["verdict"] == "improved"
+    )
