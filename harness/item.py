@@ -173,7 +173,13 @@ def run_item(
     score = score_bundle(item_dir, meta)
     facts = facts_from_meta(meta, score, item_dir)
     write_json_atomic(item_dir / "item.json", meta)
-    result = ItemResult(
+    result = make_result(work, item_dir, score, facts)
+    write_json_atomic(item_dir / "result.json", result.to_dict())
+    return result
+
+
+def make_result(work: WorkItem, item_dir: Path, score: ItemScore, facts: RunFacts) -> ItemResult:
+    return ItemResult(
         key=work.key,
         fixture=work.fixture.manifest.name,
         model=work.model,
@@ -182,8 +188,6 @@ def run_item(
         score=score,
         facts=facts,
     )
-    write_json_atomic(item_dir / "result.json", result.to_dict())
-    return result
 
 
 def _manifest_dict(manifest: Manifest) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from harness.errors import (
     ResumeMismatchError,
 )
 from harness.fixtures import Fixture
-from harness.item import ItemOptions, WorkItem, run_item
+from harness.item import ItemOptions, WorkItem, make_result, run_item
 from harness.plan import (
     RunConfig,
     build_plan,
@@ -58,15 +58,7 @@ def new_run_id() -> str:
 def errored_result(work: WorkItem, reason: str, item_dir: Path) -> ItemResult:
     """An item the harness could not run or score: scored as empty, kept out of rates."""
     empty = score_prime_agent(PrimeAgentArtifacts(parent_session_paths=()), work.fixture.manifest)
-    result = ItemResult(
-        key=work.key,
-        fixture=work.fixture.manifest.name,
-        model=work.model,
-        trial=work.trial,
-        item_dir=item_dir.name,
-        score=empty,
-        facts=RunFacts(0.0, None, False, reason, None),
-    )
+    result = make_result(work, item_dir, empty, RunFacts(0.0, None, False, reason, None))
     with contextlib.suppress(OSError):
         write_json_atomic(item_dir / "result.json", result.to_dict())
     return result
