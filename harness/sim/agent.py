@@ -10,10 +10,12 @@ first arguments select the internal modes the sim uses for its own processes.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from types import ModuleType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
 
 if not __package__:
     # Run as a script: make the sibling modules importable even under -I / -P, which keep
@@ -21,6 +23,10 @@ if not __package__:
     _HERE = os.path.dirname(os.path.abspath(__file__))
     if _HERE not in sys.path:
         sys.path.insert(0, _HERE)
+    # Every sim process imports the sibling modules afresh: cache their bytecode even under
+    # PYTHONDONTWRITEBYTECODE, or each process pays for compiling them again (as much CPU
+    # as the rest of a child's start-up). Writes go to harness/sim/__pycache__ only.
+    sys.dont_write_bytecode = False
 
 try:
     from . import launch
@@ -56,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
 def _sibling(name: str) -> ModuleType:
     """Import a sim module only in the mode that needs it: a child must start fast."""
     if __package__:
+        import importlib
+
         return importlib.import_module(f".{name}", __package__)
-    return importlib.import_module(name)
+    return __import__(name)
 
 
 if __name__ == "__main__":

@@ -8,26 +8,33 @@ parent), ``done`` (finished without replying) or ``failed``; a failed child exit
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import sys
 import time
-from typing import Any
 
 try:
-    from . import launch, records
+    from . import jsonio, records
 except ImportError:  # run as a script: the sim directory is on sys.path
-    import launch  # type: ignore[no-redef,import-not-found]
+    import jsonio  # type: ignore[no-redef,import-not-found]
     import records  # type: ignore[no-redef,import-not-found]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: What a child's model request fails with under ``retry-after-failure``.
 FAILURE_ERROR = "500 Internal Server Error: upstream model overloaded"
 
 
 def run_child() -> int:
-    spec = json.loads(sys.stdin.read())
+    spec = jsonio.loads(_read_all(0))
     return ChildRun(spec).run()
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class ChildRun:
@@ -115,14 +122,17 @@ class ChildRun:
 
     def _start_stray_process(self) -> None:
         """A tool process in its own session that outlives everyone and ignores SIGTERM."""
+        try:  # only this behaviour starts a process: import what spawns it only here
+            from . import launch
+        except ImportError:  # run as a script: the sim directory is on sys.path
+            import launch  # type: ignore[no-redef,import-not-found]
+
         argv = launch.sim_argv(launch.MODE_SLEEP, "--ignore-sigterm")
-        proc = launch.spawn_detached(argv, self.spec["cwd"], ignore_sigterm=True)
+        pid = launch.spawn_detached(argv, self.spec["cwd"], ignore_sigterm=True)
         code = f"import subprocess\nsubprocess.Popen({argv!r}, start_new_session=True)\n"
         self._message([records.tool_call("call_0", code)], "toolUse")
         self._append(
-            records.tool_result(
-                "call_0", f"started background process {proc.pid}\n", 3, pid=proc.pid
-            )
+            records.tool_result("call_0", f"started background process {pid}\n", 3, pid=pid)
         )
 
     def _message(
@@ -160,5 +170,7 @@ class ChildRun:
 
 def _report(obj: dict[str, Any]) -> None:
     # Raw write: if the parent crashed, the pipe is gone and the child just carries on.
-    with contextlib.suppress(OSError):
+    try:  # noqa: SIM105 (contextlib is an import a sim process can skip)
         os.write(1, (records.dumps(obj) + "\n").encode())
+    except OSError:
+        pass

@@ -8,12 +8,16 @@ exits 1, like a thrown error in the real CLI.
 
 from __future__ import annotations
 
-import json
 import os
-import random
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+
+try:
+    from . import jsonio
+except ImportError:  # run as a script: the sim directory is on sys.path
+    import jsonio  # type: ignore[no-redef,import-not-found]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ORACLE_VAR = "SWARM_HARNESS_SIM_ORACLE"
 HOME_VAR = "PRIME_AGENT_CODING_AGENT_DIR"
@@ -53,16 +57,58 @@ class SimUsageError(Exception):
     """Bad argv, environment, oracle or behaviour spec."""
 
 
-@dataclass(frozen=True)
-class Behaviours:
-    plan: str = "honest"
-    wrong_answer: bool = False
-    hang: bool = False
-    crash: bool = False
-    stubborn_daemon: bool = False
-    detached_grandchild: bool = False
-    slow: float = 0.0
-    flaky: float | None = None
+class _Value:
+    """Equality and repr by fields, like a dataclass (whose import costs a CLI run ~10%)."""
+
+    __slots__: tuple[str, ...] = ()
+    #: The fields in declaration order; subclasses use them as their ``__slots__``.
+    _fields: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, f) for f in self._fields))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{self.__class__.__name__}({fields})"
+
+
+class Behaviours(_Value):
+    _fields = (
+        "plan",
+        "wrong_answer",
+        "hang",
+        "crash",
+        "stubborn_daemon",
+        "detached_grandchild",
+        "slow",
+        "flaky",
+    )
+    __slots__ = _fields
+
+    def __init__(
+        self,
+        plan: str = "honest",
+        wrong_answer: bool = False,
+        hang: bool = False,
+        crash: bool = False,
+        stubborn_daemon: bool = False,
+        detached_grandchild: bool = False,
+        slow: float = 0.0,
+        flaky: float | None = None,
+    ) -> None:
+        self.plan = plan
+        self.wrong_answer = wrong_answer
+        self.hang = hang
+        self.crash = crash
+        self.stubborn_daemon = stubborn_daemon
+        self.detached_grandchild = detached_grandchild
+        self.slow = slow
+        self.flaky = flaky
 
 
 def parse_behaviours(spec: str) -> Behaviours:
@@ -117,20 +163,28 @@ def _behaviour_number(name: str, value: str, given: bool) -> float:
     raise SimUsageError(f"behaviour {name!r} needs {expected}, got {value!r}")
 
 
-@dataclass(frozen=True)
-class Shard:
-    file: str
-    worker: str
-    expected: int | str
+class Shard(_Value):
+    _fields = ("file", "worker", "expected")
+    __slots__ = _fields
+
+    def __init__(self, file: str, worker: str, expected: int | str) -> None:
+        self.file = file
+        self.worker = worker
+        self.expected = expected
 
 
-@dataclass(frozen=True)
-class Oracle:
-    behaviours: Behaviours
-    seed: int
-    key: str
-    artifact: str
-    shards: tuple[Shard, ...]
+class Oracle(_Value):
+    _fields = ("behaviours", "seed", "key", "artifact", "shards")
+    __slots__ = _fields
+
+    def __init__(
+        self, behaviours: Behaviours, seed: int, key: str, artifact: str, shards: tuple[Shard, ...]
+    ) -> None:
+        self.behaviours = behaviours
+        self.seed = seed
+        self.key = key
+        self.artifact = artifact
+        self.shards = shards
 
     def resolves(self) -> bool:
         """False when the run must get an answer wrong (``wrong-answer``, or ``flaky`` lost)."""
@@ -138,6 +192,8 @@ class Oracle:
             return False
         if self.behaviours.flaky is None:
             return True
+        import random  # only flaky runs draw
+
         # Deterministic per (seed, item key), so a re-run of the same item behaves the same.
         return random.Random(f"{self.seed}:{self.key}").random() < self.behaviours.flaky
 
@@ -153,6 +209,8 @@ def wrong_value(value: int | str) -> int | str:
     """A value unequal to ``value`` that still looks like one: ``"3 words"`` -> ``"4 words"``."""
     if isinstance(value, int):
         return value + 1
+    import re  # only runs that get an answer wrong need it
+
     number = re.search(r"\d+", value)
     if number is None:
         return f"wrong-{value}"
@@ -164,7 +222,7 @@ def load_oracle(path: str, repo: str) -> Oracle:
         raise SimUsageError(f"oracle {path} is inside the repo: the answer key would leak")
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            data = jsonio.loads(f.read())
     except (OSError, ValueError) as e:
         raise SimUsageError(f"cannot read oracle {path}: {e}") from e
     if not isinstance(data, dict):
@@ -202,20 +260,44 @@ def load_oracle(path: str, repo: str) -> Oracle:
     )
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(_Value):
     """One parent run: the CLI's options, the environment it relies on, the oracle."""
 
-    socket: str
-    cwd: str
-    session_dir: str
-    model: tuple[str, str]
-    task: str
-    agent_home: str
-    #: S as the daemon sees it (environment first), before anything was created.
-    ledger_sessions_dir: str
-    depth: int
-    oracle: Oracle
+    _fields = (
+        "socket",
+        "cwd",
+        "session_dir",
+        "model",
+        "task",
+        "agent_home",
+        "ledger_sessions_dir",
+        "depth",
+        "oracle",
+    )
+    __slots__ = _fields
+
+    def __init__(
+        self,
+        socket: str,
+        cwd: str,
+        session_dir: str,
+        model: tuple[str, str],
+        task: str,
+        agent_home: str,
+        ledger_sessions_dir: str,
+        depth: int,
+        oracle: Oracle,
+    ) -> None:
+        self.socket = socket
+        self.cwd = cwd
+        self.session_dir = session_dir
+        self.model = model
+        self.task = task
+        self.agent_home = agent_home
+        #: S as the daemon sees it (environment first), before anything was created.
+        self.ledger_sessions_dir = ledger_sessions_dir
+        self.depth = depth
+        self.oracle = oracle
 
 
 def parse_launch(argv: list[str], env: Mapping[str, str]) -> Launch:

@@ -8,17 +8,19 @@ and ``agent_end``, one compact JSON object per line, flushed per line.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, BinaryIO
 
 try:
     from . import records
 except ImportError:  # run as a script: the sim directory is on sys.path
     import records  # type: ignore[no-redef,import-not-found]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, BinaryIO
 
 
 class EventStream:
@@ -37,10 +39,12 @@ class EventStream:
         except (BrokenPipeError, ValueError):
             self._open = False
             # Point fd 1 at /dev/null so the interpreter's final flush cannot fail too.
-            with contextlib.suppress(OSError):
+            try:
                 fd = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(fd, 1)
                 os.close(fd)
+            except OSError:
+                pass
 
 
 class Conversation:

@@ -4,27 +4,31 @@ The CLI side (:func:`ensure_daemon`) starts one detached if nothing answers on t
 The daemon greets every client with a ``daemon_hello``, accepts only the protocol-7
 ``shutdown`` envelope, keeps a catalog child process like the real supervisor, and never
 exits on idle. ``stubborn`` makes it ignore SIGTERM and lie about shutting down.
+
+Built on the C modules under :mod:`socket`, :mod:`threading` and :mod:`signal`
+(``_socket``, ``_thread``, ``_signal``): the wrappers import ``enum``, ``selectors`` and
+more, which would cost the daemon and every CLI run more start-up CPU than they do work.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import _signal
+import _socket
+import _thread
 import os
-import secrets
-import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
-import uuid
-from typing import Any
 
 try:
-    from . import launch
+    from . import jsonio, launch
 except ImportError:  # run as a script: the sim directory is on sys.path
+    import jsonio  # type: ignore[no-redef,import-not-found]
     import launch  # type: ignore[no-redef,import-not-found]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 PROTOCOL = {"name": "prime-agent.daemon", "version": 7}
 #: A fresh daemon binds within ~50 ms; 5 s absorbs a loaded CI machine.
@@ -32,20 +36,25 @@ START_TIMEOUT_S = 5.0
 START_POLL_S = 0.01
 #: A live daemon sends its hello at once; a socket that stays silent this long is dead.
 PROBE_TIMEOUT_S = 1.0
-#: The catalog process is a sleeping python: it dies on SIGTERM well within this.
+#: The catalog process is a ``sleep``: it dies on SIGTERM well within this.
 CATALOG_GRACE_S = 1.0
+#: Without pidfds, how often exit() looks whether the catalog has gone yet.
+CATALOG_POLL_S = 0.01
 CAPABILITIES = ("attach_snapshot", "event_sequence", "delete_rlm_subagent", "heartbeat_catalog")
+RECV_BYTES = 65536
 
 
 def probe(socket_path: str) -> dict[str, Any] | None:
     """The daemon's hello if one answers on ``socket_path``, else None."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             s.settimeout(PROBE_TIMEOUT_S)
             s.connect(socket_path)
-            with s.makefile("rb") as f:
-                line = f.readline()
-        hello = json.loads(line)
+            line = next(_lines(s), b"")
+        finally:
+            s.close()
+        hello = jsonio.loads(line)
     except (OSError, ValueError):
         return None
     return hello if isinstance(hello, dict) and hello.get("type") == "daemon_hello" else None
@@ -60,10 +69,10 @@ def ensure_daemon(socket_path: str, cwd: str, stubborn: bool) -> dict[str, Any]:
     launch.spawn_detached(launch.sim_argv(launch.MODE_DAEMON, *args), cwd, ignore_sigterm=stubborn)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
+        time.sleep(START_POLL_S)  # a python takes longer than this to start anyway
         hello = probe(socket_path)
         if hello is not None:
             return hello
-        time.sleep(START_POLL_S)
     raise RuntimeError(f"daemon did not come up on {socket_path} within {START_TIMEOUT_S:g}s")
 
 
@@ -86,7 +95,7 @@ def error_response(command_id: Any, message: str, command: str | None = None) ->
 def handle_line(raw: bytes) -> tuple[list[dict[str, Any]], bool]:
     """The replies to one client line, and whether it asked for a shutdown."""
     try:
-        msg = json.loads(raw)
+        msg = jsonio.loads(raw)
     except ValueError as e:
         return [error_response(None, f"invalid JSON: {e}")], False
     if not isinstance(msg, dict) or msg.get("type") != "command":
@@ -94,7 +103,7 @@ def handle_line(raw: bytes) -> tuple[list[dict[str, Any]], bool]:
         return [error_response(command_id, 'expected a {"type":"command"} envelope')], False
     command_id = msg.get("id")
     if msg.get("protocol") != PROTOCOL:
-        wanted = json.dumps(PROTOCOL, separators=(",", ":"))
+        wanted = jsonio.dumps(PROTOCOL, ensure_ascii=True)
         return [error_response(command_id, f"protocol mismatch: expected {wanted}")], False
     command = msg.get("command")
     if not isinstance(command, dict) or not isinstance(command.get("type"), str):
@@ -110,42 +119,41 @@ class Daemon:
     def __init__(self, socket_path: str, stubborn: bool) -> None:
         self.socket_path = socket_path
         self.stubborn = stubborn
-        self.generation = str(uuid.uuid4())
-        self.owner_token = str(uuid.uuid4())
-        self.catalog: subprocess.Popen[bytes] | None = None
+        self.generation = _uuid4()
+        self.owner_token = _uuid4()
+        self.catalog: int | None = None  # its pid, until reaped
         self._inode: int | None = None
-        self._exit_lock = threading.Lock()
+        self._exit_lock = _thread.allocate_lock()
 
     def serve(self) -> int:
         # Handlers first: a SIGTERM may follow the moment a client has seen us listen.
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
         if self.stubborn:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
         else:
-            signal.signal(signal.SIGTERM, lambda *_: self.exit())
+            _signal.signal(_signal.SIGTERM, lambda *_: self.exit())
         if probe(self.socket_path) is not None:
             return 0  # another daemon already owns this socket
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105 (contextlib is an import a sim process can skip)
             os.unlink(self.socket_path)  # stale: nothing answered on it
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        except FileNotFoundError:
+            pass
+        server = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         server.bind(self.socket_path)
         server.listen(16)
         self._inode = os.stat(self.socket_path).st_ino
         # Same session as the daemon, like the real supervisor's catalog process. SIGTERM
-        # waits until we hold its pid, so exit() can never miss it; the catalog itself must
-        # not inherit the blocked mask (preexec_fn is safe: no threads run yet).
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-        self.catalog = subprocess.Popen(
-            launch.sim_argv(launch.MODE_SLEEP),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=_unblock_sigterm,
-        )
-        _unblock_sigterm()
+        # waits until we hold its pid, so exit() can never miss it; the catalog itself
+        # starts with nothing blocked and SIGTERM at its default (launch.spawn_catalog).
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGTERM})
+        try:
+            self.catalog = launch.spawn_catalog()
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGTERM})
         while True:
-            conn, _ = server.accept()
-            threading.Thread(target=self._client, args=(conn,), daemon=True).start()
+            fd, _ = server._accept()
+            conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
+            _thread.start_new_thread(self._client, (conn,))
 
     def hello(self) -> dict[str, Any]:
         return {
@@ -165,15 +173,15 @@ class Daemon:
             "supervisorPid": os.getpid(),
             "supervisorProcessStartId": f"proc:{os.getpid()}",
             "supervisorSocketPath": self.socket_path,
-            "clientId": secrets.token_hex(6),
+            "clientId": os.urandom(6).hex(),  # what secrets.token_hex(6) returns
             "serverCapabilities": list(CAPABILITIES),
         }
 
-    def _client(self, conn: socket.socket) -> None:
+    def _client(self, conn: _socket.socket) -> None:
         shutdown = False
-        with contextlib.suppress(OSError), conn, conn.makefile("rb") as lines:
+        try:
             _send(conn, self.hello())
-            for raw in lines:
+            for raw in _lines(conn):
                 if not raw.strip():
                     continue
                 replies, shutdown = handle_line(raw)
@@ -181,29 +189,91 @@ class Daemon:
                     _send(conn, reply)
                 if shutdown:
                     break  # hang up as a closing daemon does, even when stubborn lies
+        except OSError:
+            pass
+        finally:
+            conn.close()
         if shutdown and not self.stubborn:
             self.exit()
 
     def exit(self) -> None:
         """Stop the catalog child, remove our socket file and leave, at most once."""
-        if not self._exit_lock.acquire(blocking=False):
+        if not self._exit_lock.acquire(False):
             return
-        if self.catalog is not None and self.catalog.poll() is None:
-            self.catalog.terminate()
-            try:
-                self.catalog.wait(CATALOG_GRACE_S)
-            except subprocess.TimeoutExpired:
-                self.catalog.kill()
-                self.catalog.wait()
-        with contextlib.suppress(OSError):
+        if self.catalog is not None:
+            _stop_child(self.catalog, CATALOG_GRACE_S)
+        try:
             if os.stat(self.socket_path).st_ino == self._inode:
                 os.unlink(self.socket_path)
+        except OSError:
+            pass
         os._exit(0)
 
 
-def _unblock_sigterm() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+def _stop_child(pid: int, grace_s: float) -> None:
+    """SIGTERM our child ``pid``, SIGKILL it if still there after ``grace_s``; reap it."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return  # it had already exited (and its pid cannot have been reused)
+        os.kill(pid, _signal.SIGTERM)
+        if not _exits_within(pid, grace_s):
+            os.kill(pid, _signal.SIGKILL)
+            os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
-def _send(conn: socket.socket, obj: dict[str, Any]) -> None:
-    conn.sendall((json.dumps(obj, separators=(",", ":")) + "\n").encode())
+def _exits_within(pid: int, timeout_s: float) -> bool:
+    """Whether our child ``pid`` exits within ``timeout_s``; reaps it if so.
+
+    Blocks on a pidfd (Linux 5.3+) until the child exits or the time is up; elsewhere
+    looks every CATALOG_POLL_S.
+    """
+    try:
+        import select
+
+        pidfd = os.pidfd_open(pid)
+    except (ImportError, AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            poller.poll(int(timeout_s * 1000))  # readable once the child has exited
+        finally:
+            os.close(pidfd)
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        time.sleep(CATALOG_POLL_S)
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    return False
+
+
+def _lines(conn: _socket.socket) -> Iterator[bytes]:
+    """The newline-terminated lines from ``conn``, then whatever it sent before EOF."""
+    buf = b""
+    while True:
+        chunk = conn.recv(RECV_BYTES)
+        if not chunk:
+            if buf:
+                yield buf
+            return
+        buf += chunk
+        while (end := buf.find(b"\n")) >= 0:
+            line, buf = buf[: end + 1], buf[end + 1 :]
+            yield line
+
+
+def _send(conn: _socket.socket, obj: dict[str, Any]) -> None:
+    conn.sendall((jsonio.dumps(obj, ensure_ascii=True) + "\n").encode())
+
+
+def _uuid4() -> str:
+    """``str(uuid.uuid4())`` without importing uuid."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

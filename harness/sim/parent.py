@@ -11,26 +11,50 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 try:
     from . import daemon, records
-    from .config import Behaviours, Launch
     from .conversation import Conversation, EventStream
-    from .swarm import Child, Swarm, plan_children, spawn_code, worker
+    from .swarm import Swarm, plan_children, spawn_code, worker
 except ImportError:  # run as a script: the sim directory is on sys.path
     import daemon  # type: ignore[no-redef,import-not-found]
     import records  # type: ignore[no-redef,import-not-found]
-    from config import Behaviours, Launch  # type: ignore[no-redef,import-not-found]
     from conversation import Conversation, EventStream  # type: ignore[no-redef,import-not-found]
-    from swarm import Child, Swarm, plan_children, spawn_code, worker  # type: ignore[no-redef,import-not-found]
+    from swarm import Swarm, plan_children, spawn_code, worker  # type: ignore[no-redef,import-not-found]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .config import Behaviours, Launch
+    from .swarm import Child
 
 #: ``slow=S`` spends these shares of S before spawning and inside the first children (which
 #: run concurrently); before writing the artifact the parent then waits until S seconds have
 #: passed since the process started, so the whole run takes about S, however busy the machine.
 SLOW_SHARES = (0.25, 0.5, 0.25)
-#: When this process started (the module is imported at start-up), for ``slow=S``.
-PROCESS_START = time.monotonic()
+
+
+def _process_start() -> float:
+    """When this process was started, on the ``time.monotonic()`` clock.
+
+    The kernel's start time (``/proc/self/stat``, clock ticks since boot), so ``slow=S``
+    counts the interpreter's own start-up too, which a loaded machine stretches; where that
+    is not available, now (this module is imported at start-up).
+    """
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0.0 <= age < 60.0 else now
+
+
+#: When this process started, for ``slow=S``.
+PROCESS_START = _process_start()
 #: ``model-error``: the real CLI retries a failed request a few times, then gives up (exit 0).
 MODEL_ERROR_ATTEMPTS = 3
 MODEL_ERROR_RETRY_DELAY_S = 0.05

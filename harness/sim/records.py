@@ -7,10 +7,17 @@ per line, flushed as written so a killed process leaves whole lines behind.
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from typing import Any
+
+try:
+    from . import jsonio
+except ImportError:  # run as a script: the sim directory is on sys.path
+    import jsonio  # type: ignore[no-redef,import-not-found]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SESSION_VERSION = 3
 LEDGER_VERSION = 1
@@ -24,7 +31,8 @@ PROMPT_TOKENS = 1000
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``, see :mod:`jsonio`."""
+    return jsonio.dumps(obj)
 
 
 def now_ms() -> int:
@@ -227,9 +235,19 @@ def session_header(
 
 
 def ledger_key(sessions_dir: str) -> str:
-    import hashlib  # parent only
+    return _sha256(sessions_dir.encode("utf-8")).hexdigest()[:16]
 
-    return hashlib.sha256(sessions_dir.encode("utf-8")).hexdigest()[:16]
+
+def _sha256(data: bytes) -> Any:
+    # The builtin implementation: hashlib would load OpenSSL first (parent only, once).
+    try:
+        from _sha256 import sha256  # Python <= 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found,no-redef]  # 3.12+
+        except ImportError:
+            from hashlib import sha256  # type: ignore[assignment]
+    return sha256(data)
 
 
 class Ledger:

@@ -8,41 +8,56 @@ records deletes. Every child state change is also streamed as an ``rlm_child_upd
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 try:
-    from . import launch, records
-    from .config import Launch, Oracle
-    from .conversation import Conversation
+    from . import jsonio, launch, records
 except ImportError:  # run as a script: the sim directory is on sys.path
+    import jsonio  # type: ignore[no-redef,import-not-found]
     import launch  # type: ignore[no-redef,import-not-found]
     import records  # type: ignore[no-redef,import-not-found]
-    from config import Launch, Oracle  # type: ignore[no-redef,import-not-found]
-    from conversation import Conversation  # type: ignore[no-redef,import-not-found]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .config import Launch, Oracle
+    from .conversation import Conversation
 
 
-@dataclass
 class Child:
     """One depth-1 child as the parent tracks it."""
 
-    name: str
-    task: str
-    message: str
-    fate: str  # "reply" | "silent" | "fail"
-    shard: int | None
-    delay: float = 0.0
-    grandchild: bool = False
-    child_id: str = field(default_factory=records.new_child_id)
-    session_id: str = field(default_factory=records.uuid7)
-    file: str = ""
-    proc: subprocess.Popen[bytes] | None = None
-    started: float = 0.0
-    outcome: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        name: str,
+        task: str,
+        message: str,
+        fate: str,  # "reply" | "silent" | "fail"
+        shard: int | None,
+        delay: float = 0.0,
+        grandchild: bool = False,
+    ) -> None:
+        self.name = name
+        self.task = task
+        self.message = message
+        self.fate = fate
+        self.shard = shard
+        self.delay = delay
+        self.grandchild = grandchild
+        self.child_id = records.new_child_id()
+        self.session_id = records.uuid7()
+        self.file = ""
+        #: The running process: its pid and the read end of its stdout, until reaped.
+        self.pid: int | None = None
+        self.stdout: int | None = None
+        self.returncode: int | None = None
+        self.started = 0.0
+        self.outcome: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Child({self.name!r}, {self.child_id!r}, fate={self.fate!r})"
 
 
 def plan_children(oracle: Oracle, answers: list[int | str], delay: float) -> list[Child]:
@@ -141,33 +156,44 @@ class Swarm:
             "delay": child.delay,
             "grandchild": child.grandchild,
         }
-        child.proc = subprocess.Popen(
-            launch.sim_argv(launch.MODE_CHILD),
-            cwd=self.cfg.cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert child.proc.stdin is not None
-        child.proc.stdin.write(records.dumps(spec).encode())
-        child.proc.stdin.close()
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        try:
+            child.pid = launch.spawn(
+                launch.sim_argv(launch.MODE_CHILD),
+                cwd=self.cfg.cwd,
+                stdin=stdin_r,
+                stdout=stdout_w,
+            )
+        except BaseException:
+            os.close(stdin_w)
+            os.close(stdout_r)
+            raise
+        finally:
+            os.close(stdin_r)
+            os.close(stdout_w)
+        child.stdout = stdout_r
+        try:
+            _write_all(stdin_w, records.dumps(spec).encode())
+        finally:
+            os.close(stdin_w)
         self._update(child, "running", activeSessionId=None)
 
     def wait(self, child: Child) -> None:
         """Collect the child's report (a forged child has one already)."""
-        if child.proc is not None:
-            assert child.proc.stdout is not None
-            out = child.proc.stdout.read()  # stdin is already closed: no communicate()
-            child.proc.stdout.close()
-            child.proc.wait()
+        if child.pid is not None:
+            assert child.stdout is not None
+            out = _read_all(child.stdout)  # stdin is already closed: read to EOF, then reap
+            os.close(child.stdout)
+            child.stdout = None
+            child.returncode = launch.wait_exit_code(child.pid)
             lines = out.decode(errors="replace").strip().splitlines()
             try:
-                child.outcome = json.loads(lines[-1]) if lines else {}
+                child.outcome = jsonio.loads(lines[-1]) if lines else {}
             except ValueError:
                 child.outcome = {}
-            if child.proc.returncode != 0 or child.outcome.get("type") not in ("reply", "done"):
-                error = (
-                    child.outcome.get("error") or f"child exited with code {child.proc.returncode}"
-                )
+            if child.returncode != 0 or child.outcome.get("type") not in ("reply", "done"):
+                error = child.outcome.get("error") or f"child exited with code {child.returncode}"
                 child.outcome = {"type": "failed", "error": error}
         status = "failed" if child.outcome["type"] == "failed" else "done"
         self._update(
@@ -207,3 +233,16 @@ def spawn_code(children: list[Child]) -> str:
     """The parent's ``ipython`` cell that spawns ``children``, as in the real runs."""
     calls = "".join(f"handles.append(await rlm({c.task!r}, name={c.name!r}))\n" for c in children)
     return f"handles = []\n{calls}for h in handles:\n    print(h)\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)

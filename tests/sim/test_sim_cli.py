@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import psutil
 import pytest
 from simkit import SIM_AGENT, SIM_SHIM, SimLayout
 
@@ -121,18 +122,34 @@ def test_a_leaked_rlm_depth_shows_in_the_depths(sim: SimLayout) -> None:
     assert {s["depth"] for s in sim.spawns()} == {2}
 
 
+def _role(proc: psutil.Process) -> str | None:
+    """child, daemon or catalog (the daemon's ``sleep``), by command line and parent."""
+    try:
+        cmdline = proc.cmdline()
+        if "--sim-child" in cmdline:
+            return "child"
+        if "--sim-daemon" in cmdline:
+            return "daemon"
+        parent = proc.parent()
+        if parent is not None and "--sim-daemon" in parent.cmdline():
+            return "catalog"
+    except psutil.Error:
+        pass
+    return None
+
+
 def test_children_inherit_the_environment(sim: SimLayout) -> None:
     """Nothing the sim starts scrubs its environment: the harness finds them all by it."""
     sim.write_oracle("slow=1")
     proc = subprocess.Popen(sim.command(), env=sim.env(), stdout=subprocess.DEVNULL)
     try:
-        seen: set[str] = set()
+        seen: set[str | None] = set()
         for _ in range(100):
-            seen |= {a for p in sim.processes() for a in p.cmdline() if a.startswith("--sim-")}
-            if {"--sim-child", "--sim-daemon", "--sim-sleep"} <= seen:
+            seen |= {_role(p) for p in sim.processes()}
+            if {"child", "daemon", "catalog"} <= seen:
                 break
             time.sleep(0.02)
-        assert {"--sim-child", "--sim-daemon", "--sim-sleep"} <= seen
+        assert {"child", "daemon", "catalog"} <= seen
     finally:
         proc.wait(timeout=30)
 

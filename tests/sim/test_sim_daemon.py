@@ -37,6 +37,19 @@ def test_hello_then_shutdown_removes_daemon_catalog_and_socket(sim: SimLayout) -
     assert sim.processes() == []
 
 
+def test_catalog_is_a_plain_sleep_in_the_daemons_session(sim: SimLayout) -> None:
+    """No Python start-up to pay for it; still the daemon's, by session and environment."""
+    client = _started(sim)
+    client.close()
+    assert client.hello is not None
+    daemon = psutil.Process(client.hello["supervisorPid"])
+    (catalog,) = daemon.children()
+    assert catalog.name() == "sleep"
+    assert os.getsid(catalog.pid) == daemon.pid and os.getpgid(catalog.pid) == daemon.pid
+    assert {p.pid for p in sim.processes()} == {daemon.pid, catalog.pid}
+    assert {f.path for f in catalog.open_files()} <= {os.devnull}
+
+
 def test_forced_shutdown_is_accepted(sim: SimLayout) -> None:
     client = _started(sim)
     client.send(shutdown_envelope("f", force=True))
