@@ -27,7 +27,8 @@ from harness.launch import (
 )
 from harness.procs import ProcessResult, ProcessTracker, run_process
 from harness.results import ItemResult, RunFacts
-from harness.workspace import build_workspace, make_workdir, source_agent_home
+from harness.scheduler import NotStarted, Slot
+from harness.workspace import RepoTemplates, build_workspace, make_workdir, source_agent_home
 from scorers import ItemScore, score_prime_agent
 from scorers.types import Manifest
 
@@ -68,12 +69,24 @@ class ItemOptions:
     keep_workdir: bool = False
     #: Prefix of every item's process token (the run id), so a run's processes are findable.
     token_prefix: str = "item"
+    #: The run's cache of committed fixture repos (None: build each repo afresh).
+    templates: RepoTemplates | None = None
 
 
 def run_item(
-    work: WorkItem, opts: ItemOptions, item_dir: Path, cancel: threading.Event | None = None
+    work: WorkItem,
+    opts: ItemOptions,
+    item_dir: Path,
+    cancel: threading.Event | None = None,
+    slot: Slot | None = None,
 ) -> ItemResult:
-    """Run the agent on one item and score what it left. Never leaves a process behind."""
+    """Run the agent on one item and score what it left. Never leaves a process behind.
+
+    ``slot`` is acquired just before the agent is launched and released as soon as the agent
+    CLI has exited (its model work is over): preparing the workspace, and the daemon
+    shutdown, sweep, collection and scoring, overlap other items' agents. A stop while
+    waiting for the slot raises ``NotStarted`` and leaves nothing behind.
+    """
     item_dir.mkdir(parents=True, exist_ok=True)
     root = make_workdir()
     token = f"{opts.token_prefix}-{uuid.uuid4().hex}"
@@ -93,7 +106,7 @@ def run_item(
     start_error: str | None = None
     swept = False
     try:
-        ws = build_workspace(root, work.fixture.path, source_agent_home(os.environ))
+        ws = build_workspace(root, work.fixture.path, source_agent_home(os.environ), opts.templates)
         env, set_names = agent_env(os.environ, ws, token)
         try:
             prefix = opts.agent.resolve_command()
@@ -112,6 +125,8 @@ def run_item(
             sessions_dir=str(ws.sessions),
         )
         stdout, stderr = root / "stdout.jsonl", root / "stderr.txt"
+        if slot is not None:
+            slot.acquire()
         if start_error is None:
             proc = run_process(
                 argv,
@@ -124,14 +139,17 @@ def run_item(
                 cancel=cancel,
             )
             start_error = proc.start_error
+        if slot is not None:
+            slot.release()  # the agent CLI has exited: its model work is over
         if proc is not None:
             early = proc.timed_out or proc.cancelled or proc.exit_code != 0
             wait = SOCKET_APPEAR_WAIT_S if early else SOCKET_PRESENT_WAIT_S
             shutdown = shutdown_daemon(ws.socket, wait_for_socket_s=wait)
             meta["daemon_shutdown"] = {"status": shutdown.status, "detail": shutdown.detail}
-            if shutdown.status == "acknowledged":
-                tracker.wait_quiet(DAEMON_EXIT_WAIT_S)
-        killed = tracker.sweep()
+            quiet = shutdown.status == "acknowledged" and tracker.wait_quiet(DAEMON_EXIT_WAIT_S)
+        else:
+            quiet = False
+        killed = [] if quiet else tracker.sweep()
         leftover = len(tracker.find()) if killed else 0
         swept = True
         meta["killed_processes"] = [k.to_dict() for k in killed]
@@ -157,6 +175,9 @@ def run_item(
         meta["manifest"] = _manifest_dict(work.fixture.manifest)
         if opts.keep_workdir:
             meta["workdir"] = str(root)
+    except NotStarted:
+        shutil.rmtree(item_dir, ignore_errors=True)
+        raise
     finally:
         if not swept:  # a harness exception mid-item: still leave nothing running
             tracker.sweep()

@@ -36,7 +36,8 @@ from harness.procs import become_subreaper, reap_orphans
 from harness.progress import Progress
 from harness.report import RunReport, build_report, write_report
 from harness.results import ItemResult, RunFacts
-from harness.scheduler import Scheduler, provider_of
+from harness.scheduler import Scheduler, Slot, provider_of
+from harness.workspace import RepoTemplates
 from scorers import score_prime_agent
 from scorers.types import PrimeAgentArtifacts
 
@@ -152,11 +153,13 @@ def execute_run(
     )
     todo = [w for w in plan if w.key not in kept]
     become_subreaper()
+    templates = RepoTemplates()
     opts = ItemOptions(
         agent=config.agent,
         timeout_s=config.timeout_s,
         keep_workdir=config.keep_workdir,
         token_prefix=run_id,
+        templates=templates,
     )
     scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
         concurrency=config.concurrency,
@@ -166,8 +169,8 @@ def execute_run(
     if progress is not None:
         progress.start(total=len(plan), already=list(kept.values()))
 
-    def execute(work: WorkItem, cancel: threading.Event) -> ItemResult:
-        return run_item(work, opts, items_dir / work.dir_name, cancel)
+    def execute(work: WorkItem, cancel: threading.Event, slot: Slot) -> ItemResult:
+        return run_item(work, opts, items_dir / work.dir_name, cancel, slot)
 
     def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
         return errored_result(
@@ -178,7 +181,7 @@ def execute_run(
         if progress is not None:
             progress.item_done(result)
 
-    with _stop_on_signals(scheduler.stop_event, scheduler) as received:
+    with templates, _stop_on_signals(scheduler.stop_event, scheduler) as received:
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
     interrupted = bool(received) or bool(not_started)

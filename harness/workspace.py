@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,11 +80,58 @@ def make_workdir(base_dir: str | None = None) -> Path:
     return root
 
 
-def build_workspace(root: Path, fixture_dir: Path, source_agent_home: Path | None) -> Workspace:
+class RepoTemplates:
+    """Per-run cache of each fixture's committed repo, copied into every item's workdir.
+
+    Building a repo costs three git processes; copying a finished one (``.git`` included)
+    costs a few file copies, which matters when eight items start at once on two cores.
+    ``close()`` removes the cache; use it as a context manager.
+    """
+
+    def __init__(self) -> None:
+        self._root: Path | None = None
+        self._built: dict[Path, Path] = {}
+        self._lock = threading.Lock()
+
+    def repo_for(self, fixture_dir: Path) -> Path:
+        key = fixture_dir.resolve()
+        with self._lock:
+            if key not in self._built:
+                if self._root is None:
+                    self._root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX + "templates-"))
+                repo = self._root / f"t{len(self._built)}"
+                _copy_fixture_tree(key, repo)
+                _git_commit(repo)
+                self._built[key] = repo
+            return self._built[key]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._root is not None:
+                shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+            self._built.clear()
+
+    def __enter__(self) -> RepoTemplates:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def build_workspace(
+    root: Path,
+    fixture_dir: Path,
+    source_agent_home: Path | None,
+    templates: RepoTemplates | None = None,
+) -> Workspace:
     """Populate ``root``: repo from the fixture (answer key excluded), sessions, agent home."""
     repo = root / "repo"
-    _copy_fixture_tree(fixture_dir, repo)
-    _git_commit(repo)
+    if templates is not None:
+        shutil.copytree(templates.repo_for(fixture_dir), repo, symlinks=True)
+    else:
+        _copy_fixture_tree(fixture_dir, repo)
+        _git_commit(repo)
     sessions_raw = root / "sessions"
     sessions_raw.mkdir()
     sessions = Path(os.path.realpath(sessions_raw))
@@ -122,7 +170,8 @@ def _git_commit(repo: Path) -> None:
     ident = ["-c", "user.name=swarm-harness", "-c", "user.email=harness@localhost"]
     quiet = ["-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"]
     try:
-        run_quick(["git", "init", "-q", "-b", "main", str(repo)], env=env, cwd=repo)
+        # --template= : no sample hooks or other template files, so a repo is a few files.
+        run_quick(["git", "init", "-q", "--template=", "-b", "main", str(repo)], env=env, cwd=repo)
         run_quick(["git", "add", "-A"], env=env, cwd=repo)
         run_quick(["git", *ident, *quiet, "commit", "-q", "-m", "fixture"], env=env, cwd=repo)
     except FileNotFoundError as exc:

@@ -69,7 +69,12 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     help="Print exactly report.json on stdout; everything else on stderr.",
 )
 @click.option("--trials", default=1, type=int, help="Independent trials per fixture x model.")
-@click.option("--concurrency", default=1, type=int, help="Work items running at once (1 = serial).")
+@click.option(
+    "--concurrency",
+    default=1,
+    type=int,
+    help="Agents running at once (1 = serial); clean-up and scoring overlap the next agent.",
+)
 @click.option(
     "--provider-cap",
     "provider_caps",

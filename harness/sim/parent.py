@@ -53,6 +53,10 @@ def _process_start() -> float:
     return now - age if 0.0 <= age < 60.0 else now
 
 
+def _sleep_until(deadline: float) -> None:
+    time.sleep(max(0.0, deadline - time.monotonic()))
+
+
 #: When this process started, for ``slow=S``.
 PROCESS_START = _process_start()
 #: ``model-error``: the real CLI retries a failed request a few times, then gives up (exit 0).
@@ -98,7 +102,9 @@ class ParentRun:
         self.conv.start(self.cfg.task)
         if self.b.plan == "model-error":
             return self._model_error()
-        time.sleep(self.b.slow * SLOW_SHARES[0])
+        # Deadlines from process start, not fixed sleeps: a slow start on a busy machine is
+        # absorbed instead of added, so the whole run still takes about S.
+        _sleep_until(PROCESS_START + self.b.slow * SLOW_SHARES[0])
         if self.b.plan == "no-spawn":
             self.conv.tool_turn(self._solo_code(), lambda _: self._solo_look())
         else:
@@ -107,7 +113,7 @@ class ParentRun:
             while True:  # stuck after the replies arrived; only a signal ends this
                 time.sleep(3600)
         if self.b.slow:
-            time.sleep(max(0.0, PROCESS_START + self.b.slow - time.monotonic()))
+            _sleep_until(PROCESS_START + self.b.slow)
         self._write_artifact()
         self.conv.finish(f"All shard answers collected; wrote {self.cfg.oracle.artifact}.")
         return 0
@@ -116,7 +122,8 @@ class ParentRun:
 
     def _delegate(self) -> None:
         forged = self.b.plan == "forged-ledger"
-        wave = plan_children(self.cfg.oracle, self.answers, self.b.slow * SLOW_SHARES[1])
+        busy_until = PROCESS_START + self.b.slow * (SLOW_SHARES[0] + SLOW_SHARES[1])
+        wave = plan_children(self.cfg.oracle, self.answers, max(0.0, busy_until - time.monotonic()))
         self._spawn_wave(wave, forged)
         if forged:
             time.sleep(self.b.slow * SLOW_SHARES[1])  # nobody runs, but pretend to wait

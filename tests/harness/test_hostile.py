@@ -78,7 +78,7 @@ def test_output_flood_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 MEMORY_PROBE = r"""
-import resource, sys, json
+import sys, json
 from pathlib import Path
 from harness.collect import Layout, locate, scorer_inputs
 from harness.bundle import copy_bundle
@@ -93,7 +93,9 @@ copy_bundle(located, root / "bundle", [b"secretsecret"])
 # As the harness does: score the bounded bundle, never the raw workdir.
 bundle = locate(Layout.for_bundle(root / "bundle", layout.sessions_spellings), m.artifact)
 score = score_prime_agent(scorer_inputs(bundle), m)
-print(json.dumps({"maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+# VmHWM is this image's peak RSS; ru_maxrss would also count the forking parent's pages.
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(json.dumps({"maxrss_kb": hwm,
                   "malformed": score.ledger_malformed_lines, "resolved": score.resolved,
                   "transcript_malformed": score.transcript_malformed_lines}))
 """

@@ -24,7 +24,8 @@ def _run(items, concurrency=2, caps=None, execute=None, stop_after=None):
         concurrency, caps or {}, provider=lambda w: provider_of(w.model)
     )
 
-    def default_execute(w: W, cancel: threading.Event) -> str:
+    def default_execute(w: W, cancel: threading.Event, slot) -> str:
+        slot.acquire()
         prov = provider_of(w.model)
         with lock:
             active["now"] += 1
@@ -48,7 +49,8 @@ def _run(items, concurrency=2, caps=None, execute=None, stop_after=None):
 def test_results_sorted_by_key_regardless_of_finishing_order() -> None:
     items = [W(k) for k in ("c", "a", "b", "e", "d")]
 
-    def execute(w: W, cancel: threading.Event) -> str:
+    def execute(w: W, cancel: threading.Event, slot) -> str:
+        slot.acquire()
         time.sleep({"a": 0.15, "b": 0.0, "c": 0.1, "d": 0.05, "e": 0.0}[w.key])
         return w.key
 
@@ -71,7 +73,8 @@ def test_provider_cap_bounds_items_per_provider() -> None:
 
 
 def test_all_settled_an_exception_becomes_an_errored_result() -> None:
-    def execute(w: W, cancel: threading.Event) -> str:
+    def execute(w: W, cancel: threading.Event, slot) -> str:
+        slot.acquire()
         if w.key == "b":
             raise RuntimeError("boom")
         return "fine"
