@@ -66,7 +66,10 @@ def load_fixtures(config: RunConfig) -> list[Fixture]:
     names: list[str] = []
     for name in config.fixtures:
         if name == "all":
-            names.extend(str(s.path) for s in list_fixtures(config.fixtures_root) if s.valid)
+            for summary in list_fixtures(config.fixtures_root):
+                if not summary.valid:  # never skip a broken fixture silently
+                    raise summary.problems[0].to_error()
+                names.append(str(summary.path))
         else:
             names.append(name)
     fixtures = [load_fixture(resolve_fixture(n, config.fixtures_root)) for n in names]

@@ -220,3 +220,25 @@ def test_compare_verdicts_and_fail_on_regression(tmp_path: Path) -> None:
     assert (
         better.exit_code == 0 and json.loads(better.output)["fixtures"][0]["verdict"] == "improved"
     )
+
+
+def test_fixture_all_refuses_a_broken_fixture(tmp_path: Path) -> None:
+    from harness.launch import AgentSpec
+    from harness.plan import RunConfig, load_fixtures
+
+    root = tmp_path / "fixtures"
+    shutil.copytree(TINY, root / "good")
+    shutil.copytree(TINY, root / "broken")
+    (root / "broken" / "shards" / "shard-b.txt").unlink()
+    config = RunConfig(
+        fixtures=("all",), models=(), agent=AgentSpec.parse("sim", "x"), fixtures_root=root
+    )
+    from harness.errors import FixtureError
+
+    with pytest.raises(FixtureError, match="shard-b.txt"):
+        load_fixtures(config)
+    (root / "broken" / "shards" / "shard-b.txt").write_text("x\n")
+    manifest = json.loads((root / "broken" / "fixture.json").read_text())
+    manifest["name"] = "mended"
+    (root / "broken" / "fixture.json").write_text(json.dumps(manifest))
+    assert sorted(fx.manifest.name for fx in load_fixtures(config)) == ["mended", "tiny"]
