@@ -235,7 +235,7 @@ def test_fixture_all_refuses_a_broken_fixture(tmp_path: Path) -> None:
     )
     from harness.errors import FixtureError
 
-    with pytest.raises(FixtureError, match="shard-b.txt"):
+    with pytest.raises(FixtureError, match=r"shard-b\.txt"):
         load_fixtures(config)
     (root / "broken" / "shards" / "shard-b.txt").write_text("x\n")
     manifest = json.loads((root / "broken" / "fixture.json").read_text())
