@@ -34,10 +34,14 @@ class _NameHolders:
     def __init__(self, workers: frozenset[str]) -> None:
         self._holders: dict[str, dict[EdgeKey, Edge]] = {name: {} for name in workers}
 
-    def other_holder(self, name: str, key: EdgeKey) -> Edge | None:
-        for holder_key, holder in self._holders.get(name, {}).items():
-            if holder_key != key:
-                return holder
+    def other_holder(self, edge: Edge) -> Edge | None:
+        """A live edge other than ``edge`` that holds ``edge``'s name."""
+        holders = self._holders.get(edge.name)
+        if holders:
+            key = edge.key
+            for holder_key, holder in holders.items():
+                if holder_key != key:
+                    return holder
         return None
 
     def release(self, edge: Edge) -> None:
@@ -59,21 +63,35 @@ def audit_spawns(replay: Replay, worker_names: Iterable[str]) -> SpawnAudit:
     Stops the hedging cheat: spawning two children under the same worker name (or
     renaming one away and spawning another) so that whichever answers first wins.
     """
-    holders = _NameHolders(frozenset(worker_names))
+    workers = frozenset(worker_names)
+    holders = _NameHolders(workers)
     duplicates: list[DuplicateSpawn] = []
     total = 0
-    owns = replay.owns
+    mine = replay.parents
+    # This loop runs once per step of this parent (tens of thousands at the ledger cap) and
+    # most steps touch no worker name, so names are checked before any holder bookkeeping
+    # (for other names it is a no-op) and fields are read directly rather than through
+    # ``Replay.owns`` and the ``Edge`` properties.
     for event, before, after in replay.steps:
-        if type(event) is SpawnEvent and event.depth == 1 and owns(after):
+        if type(event) is SpawnEvent and event.depth == 1 and after.spawn.parent in mine:
             total += 1
-            held = holders.other_holder(event.name, after.key)
+            held = holders.other_holder(after) if event.name in workers else None
             if held is not None:
                 duplicates.append(
                     DuplicateSpawn(event.child_id, event.name, held.child_id, event.at)
                 )
-        if before is not None and before.live and owns(before):
+        if (
+            before is not None
+            and (before.name in workers or before.spawn.name in workers)
+            and not before.deleted
+            and before.spawn.parent in mine
+        ):
             holders.release(before)
-        if after.live and owns(after):
+        if (
+            (after.name in workers or after.spawn.name in workers)
+            and not after.deleted
+            and after.spawn.parent in mine
+        ):
             holders.take(after)
     return SpawnAudit(tuple(duplicates), total)
 

@@ -80,7 +80,7 @@ class Replay:
 
     def owns(self, edge: Edge | None) -> bool:
         """Whether ``edge`` is a child of this run's parent."""
-        return edge is not None and edge.parent in self.parents
+        return edge is not None and edge.spawn.parent in self.parents
 
     @property
     def depth1(self) -> tuple[Edge, ...]:
@@ -88,24 +88,36 @@ class Replay:
         return tuple(edge for edge in self.edges if edge.depth == 1)
 
 
+#: ``tuple.__new__`` builds an edge without the generated ``NamedTuple.__new__`` (a Python
+#: frame per replayed record); every field is still given, in order.
+_new = tuple.__new__
+
+
 def _apply(event: LedgerEvent, before: Edge | None) -> Edge | None:
     """The edge after ``event``, or ``None`` if the event does not apply."""
     if type(event) is SpawnEvent:
-        return Edge(event, event.name, False)
+        return _new(Edge, (event, event.name, False))
     if before is None:
         return None
     if type(event) is RenameEvent:
-        return Edge(before.spawn, event.name, before.deleted)
-    return Edge(before.spawn, before.name, True)
+        return _new(Edge, (before.spawn, event.name, before.deleted))
+    return _new(Edge, (before.spawn, before.name, True))
 
 
 def replay(events: Iterable[LedgerEvent], parent_paths: Iterable[NormPath]) -> Replay:
     """Replay every event (all roots), keeping what concerns this run's parent."""
     mine = frozenset(parent_paths)
+    events = tuple(events)
+    # Each key's edge evolves on its own, so a key never spawned under this run's parent
+    # (another root's child) can reach neither a step nor an edge of this run: its events
+    # are skipped unreplayed.
+    ours = {(e.child_id, e.child) for e in events if type(e) is SpawnEvent and e.parent in mine}
     edges: dict[EdgeKey, Edge] = {}
     steps: list[Step] = []
     for event in events:
         key = (event.child_id, event.child)
+        if key not in ours:
+            continue
         before = edges.get(key)
         after = _apply(event, before)
         if after is None:
@@ -115,6 +127,6 @@ def replay(events: Iterable[LedgerEvent], parent_paths: Iterable[NormPath]) -> R
             steps.append((event, before, after))
     return Replay(
         parents=mine,
-        edges=tuple(edge for edge in edges.values() if edge.parent in mine),
+        edges=tuple(edge for edge in edges.values() if edge.spawn.parent in mine),
         steps=tuple(steps),
     )

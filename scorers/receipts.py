@@ -20,11 +20,12 @@ def find_missing_receipts(depth1: Iterable[Edge], receipts: ReceiptIndex) -> tup
     and delete-to-hide (deleting a silent child so that it no longer looks live): a
     deleted child still needs its receipt. A message relayed by a sibling is not one.
     """
+    replies = receipts.reply_session_ids
+    notices = receipts.notice_child_ids
     missing: dict[str, None] = {}
     for edge in depth1:
-        if edge.child_session_id in receipts.reply_session_ids:
+        spawn = edge.spawn
+        if spawn.child_session_id in replies or spawn.child_id in notices:
             continue
-        if edge.child_id in receipts.notice_child_ids:
-            continue
-        missing[edge.child_id] = None
+        missing[spawn.child_id] = None
     return tuple(missing)

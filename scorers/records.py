@@ -13,8 +13,8 @@ from typing import Literal, NamedTuple
 #: A path as the scorer compares it: its non-empty parts (split on both ``/`` and ``\\``)
 #: joined by ``/``, so ``/a//b``, ``\\a\\b`` and ``a/b/`` are all ``a/b``. Paths are never
 #: canonicalised beyond that (resolving links is the collector's job). A string rather
-#: than a tuple of parts: the ledger parser builds one per record, and the common case
-#: (``/a/b``, one separator kind, no doubled slashes) then costs only a slice.
+#: than a tuple of parts: the ledger parser builds one per distinct path, and the common case
+#: (``/a/b``, one separator kind, no doubled slashes) then costs only a strip.
 NormPath = str
 
 #: A path's tail as separate parts, e.g. ``(<root id>, <child id>, <file name>)``.
@@ -25,9 +25,9 @@ def normalize_path(path: str) -> NormPath:
     """``path`` in comparable form: non-empty parts joined by ``/``."""
     if "\\" in path:
         path = path.replace("\\", "/")
-    if "//" in path or path.endswith("/"):
+    if "//" in path or path[-1:] == "/":
         return "/".join(filter(None, path.split("/")))
-    return path[1:] if path.startswith("/") else path
+    return path.lstrip("/")  # at most one leading "/" is left here
 
 
 def path_ends_with(path: NormPath, tail: PathParts) -> bool:

@@ -17,10 +17,11 @@ after a crash): flagged, not counted as malformed.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import IO
 
-from scorers.lines import MALFORMED, iter_json_lines
+from scorers.lines import MALFORMED, decode_json, is_blank, iter_raw_lines
 from scorers.records import (
     DeleteEvent,
     LedgerEvent,
@@ -41,9 +42,11 @@ class _Skip(Enum):
     UNKNOWN = "unknown"  # a forward-compatible op we do not know
 
 
-_KNOWN_OPS = frozenset({"meta", "spawn", "rename", "delete"})
-
 _SESSION_SUFFIX = ".jsonl"
+
+#: ``tuple.__new__`` builds an event without the generated ``NamedTuple.__new__`` (a
+#: Python frame per record); every field is still given, in order.
+_new = tuple.__new__
 
 
 def session_id_of(child: NormPath) -> str:
@@ -52,80 +55,166 @@ def session_id_of(child: NormPath) -> str:
     return last_part(child).removesuffix(_SESSION_SUFFIX)
 
 
-class _Parents:
-    """Normalised parent paths, remembered: the same few repeat on every spawn (and the
-    memo never holds more than the ledger itself does)."""
+class _Paths(dict[str, NormPath]):
+    """Normalised paths, remembered: a parent repeats on every spawn and a child's path on
+    each of its renames and deletes (the memo never holds more than the ledger does). A
+    ``dict`` whose misses normalise, so a hit costs one lookup; sharing one string per path
+    also makes the replay's edge keys cheap to hash."""
 
-    def __init__(self) -> None:
-        self._seen: dict[str, NormPath] = {}
+    __slots__ = ()
 
-    def normalize(self, path: str) -> NormPath:
-        norm = self._seen.get(path)
-        if norm is None:
-            norm = self._seen[path] = normalize_path(path)
+    def __missing__(self, path: str) -> NormPath:
+        norm = self[path] = normalize_path(path)
         return norm
 
 
-def _record(obj: object, parents: _Parents) -> LedgerEvent | _Skip:
+def _spawn_event(
+    paths: _Paths, child_id: str, child: str, parent: str, depth: int, name: str, at: str
+) -> SpawnEvent:
+    norm = paths[child]
+    fields = (child_id, norm, session_id_of(norm), paths[parent], depth, name, at)
+    return _new(SpawnEvent, fields)
+
+
+# ------------------------------------------------------------------------ any JSON line
+
+
+def _record(obj: object, paths: _Paths) -> LedgerEvent | _Skip:
     """One decoded ledger line as an event, or why it yields none.
 
     Types are checked exactly (``type(x) is int``): JSON decodes only to exact builtins,
     and a JSON ``true`` must not pass for the integer 1 as ``isinstance`` would let it.
+    Fields are read by subscript (a missing one is malformed).
     """
     if type(obj) is not dict:
         return _Skip.MALFORMED
-    get = obj.get
-    v = get("v")
-    at = get("at")
-    op = get("op")
+    try:
+        v = obj["v"]
+        at = obj["at"]
+        op = obj["op"]
+    except KeyError:
+        return _Skip.MALFORMED
     if type(v) is not int or v != 1 or type(at) is not str or type(op) is not str:
         return _Skip.MALFORMED
-    if op not in _KNOWN_OPS:
-        return _Skip.UNKNOWN
+    if op == "spawn":
+        return _spawn(obj, at, paths)
+    if op == "rename":
+        return _rename(obj, at, paths)
+    if op == "delete":
+        return _delete(obj, at, paths)
     if op == "meta":
-        return _Skip.IGNORED if type(get("sessionsDir")) is str else _Skip.MALFORMED
-    child_id = get("childId")
-    child = get("child")
+        return _Skip.IGNORED if type(obj.get("sessionsDir")) is str else _Skip.MALFORMED
+    return _Skip.UNKNOWN
+
+
+def _spawn(obj: dict[str, object], at: str, paths: _Paths) -> SpawnEvent | _Skip:
+    try:
+        child_id = obj["childId"]
+        child = obj["child"]
+        parent = obj["parent"]
+        depth = obj["depth"]
+        name = obj["name"]
+    except KeyError:
+        return _Skip.MALFORMED
+    if (
+        type(child_id) is not str
+        or type(child) is not str
+        or type(parent) is not str
+        or type(name) is not str
+        or type(depth) is not int
+        or depth < 1
+    ):
+        return _Skip.MALFORMED
+    return _spawn_event(paths, child_id, child, parent, depth, name, at)
+
+
+def _rename(obj: dict[str, object], at: str, paths: _Paths) -> RenameEvent | _Skip:
+    try:
+        child_id = obj["childId"]
+        child = obj["child"]
+        name = obj["name"]
+    except KeyError:
+        return _Skip.MALFORMED
+    if type(child_id) is not str or type(child) is not str or type(name) is not str:
+        return _Skip.MALFORMED
+    return _new(RenameEvent, (child_id, paths[child], name, at))
+
+
+def _delete(obj: dict[str, object], at: str, paths: _Paths) -> DeleteEvent | _Skip:
+    try:
+        child_id = obj["childId"]
+        child = obj["child"]
+    except KeyError:
+        return _Skip.MALFORMED
     if type(child_id) is not str or type(child) is not str:
         return _Skip.MALFORMED
-    if op == "spawn":
-        parent = get("parent")
-        depth = get("depth")
-        name = get("name")
-        if type(parent) is not str or type(name) is not str:
-            return _Skip.MALFORMED
-        if type(depth) is not int or depth < 1:
-            return _Skip.MALFORMED
-        child_parts = normalize_path(child)
-        return SpawnEvent(
-            child_id,
-            child_parts,
-            session_id_of(child_parts),
-            parents.normalize(parent),
-            depth,
-            name,
-            at,
-        )
-    if op == "rename":
-        name = get("name")
-        if type(name) is not str:
-            return _Skip.MALFORMED
-        return RenameEvent(child_id, normalize_path(child), name, at)
     if "reason" in obj and type(obj["reason"]) is not str:
         return _Skip.MALFORMED
-    return DeleteEvent(child_id, normalize_path(child), at)
+    return _new(DeleteEvent, (child_id, paths[child], at))
+
+
+# ---------------------------------------------------------------------- canonical lines
+#
+# The product writes every record as compact JSON with its keys in one fixed order
+# (CONTRACT section 4; the real runs confirm it). A line of exactly that shape whose
+# strings are plain printable ASCII (no escapes, quotes, control or non-ASCII characters)
+# decodes to exactly the dict its regular expression captures, with every type already
+# right, so it is read without the JSON decoder: at the ledger cap that is most of the
+# parse. Any other line (another key order, whitespace, an escape, an extra field) takes
+# the general path above and is judged exactly as before.
+
+#: A JSON string of plain printable ASCII: no ``"``, no ``\\``, nothing below U+0020.
+_PLAIN = r'"([ !#-\[\]-~]*)"'
+
+#: The three event records in canonical form, as one pattern (one match per line): groups
+#: 1-6 are a spawn's, 7-10 a rename's, 11-13 a delete's (its ``reason`` is not kept).
+_CANONICAL_LINE = re.compile(
+    r'\{"v":1,"op":"(?:'
+    rf'spawn","at":{_PLAIN},"childId":{_PLAIN},"parent":{_PLAIN},"child":{_PLAIN},'
+    rf'"depth":([1-9][0-9]{{0,17}}),"name":{_PLAIN}'
+    rf'|rename","at":{_PLAIN},"childId":{_PLAIN},"child":{_PLAIN},"name":{_PLAIN}'
+    rf'|delete","at":{_PLAIN},"childId":{_PLAIN},"child":{_PLAIN}'
+    r'(?:,"reason":"[ !#-\[\]-~]*")?'
+    r")\}"
+)
+
+
+def _canonical(payload: bytes, paths: _Paths) -> LedgerEvent | None:
+    """The event on a line in the product's canonical form, else ``None``."""
+    try:
+        match = _CANONICAL_LINE.fullmatch(payload.decode())
+    except UnicodeDecodeError:
+        return None
+    if match is None:
+        return None
+    groups = match.groups()
+    if groups[0] is not None:
+        at, child_id, parent, child, depth, name = groups[:6]
+        return _spawn_event(paths, child_id, child, parent, int(depth), name, at)
+    if groups[6] is not None:
+        at, child_id, child, name = groups[6:10]
+        return _new(RenameEvent, (child_id, paths[child], name, at))
+    at, child_id, child = groups[10:]
+    return _new(DeleteEvent, (child_id, paths[child], at))
 
 
 def parse_ledger(stream: IO[bytes]) -> LedgerParse:
     """Read a whole ledger; never raises on any input bytes."""
-    parents = _Parents()
+    paths = _Paths()
     events: list[LedgerEvent] = []
     malformed = 0
     unknown = 0
     torn = False
-    for value, terminated in iter_json_lines(stream):
-        result = _Skip.MALFORMED if value is MALFORMED else _record(value, parents)
-        if not isinstance(result, _Skip):
+    for payload, terminated in iter_raw_lines(stream):
+        event = _canonical(payload, paths) if payload is not None else None
+        if event is not None:
+            events.append(event)
+            continue
+        value = decode_json(payload)
+        if value is MALFORMED and is_blank(payload):
+            continue
+        result = _Skip.MALFORMED if value is MALFORMED else _record(value, paths)
+        if type(result) is not _Skip:
             events.append(result)
         elif result is _Skip.UNKNOWN:
             unknown += 1

@@ -5,9 +5,13 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from scorers.prime_agent import ledger
 from scorers.prime_agent.ledger import parse_ledger
 from scorers.records import DeleteEvent, LedgerParse, RenameEvent, SpawnEvent
 
@@ -160,3 +164,94 @@ def test_the_real_run_ledger_parses_cleanly(real_runs: Path) -> None:
         "worker-shard-c",
     ]
     assert (result.malformed_lines, result.unknown_ops, result.torn_tail) == (0, 0, False)
+
+
+# --------------------------------------------------------------------- canonical lines
+
+
+def compact(record: dict[str, object]) -> bytes:
+    """A record as the product writes it: compact, keys in the contract's order."""
+    return json.dumps(record, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(SPAWN, id="spawn"),
+        pytest.param(SPAWN | {"depth": 12, "name": ""}, id="spawn-deep-unnamed"),
+        pytest.param(RENAME, id="rename"),
+        pytest.param(DELETE, id="delete"),
+        pytest.param(DELETE | {"reason": "revoked"}, id="delete-with-reason"),
+    ],
+)
+def test_canonical_lines_skip_the_json_decoder_and_agree_with_it(record: dict[str, object]) -> None:
+    spaced = parse(json.dumps(record).encode())
+    with mock.patch.object(ledger, "decode_json", side_effect=AssertionError("decoded")):
+        assert parse(compact(record)) == spaced
+    assert len(spaced.events) == 1
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(SPAWN | {"name": 'a"b'}, id="escaped-quote"),
+        pytest.param(SPAWN | {"name": "a\\b"}, id="escaped-backslash"),
+        pytest.param(SPAWN | {"name": "\x1f"}, id="control-character"),
+        pytest.param(SPAWN | {"name": "é"}, id="non-ascii"),
+        pytest.param(SPAWN | {"depth": 10**19}, id="long-depth"),
+        pytest.param(SPAWN | {"depth": 0}, id="depth-zero"),
+        pytest.param(SPAWN | {"extra": 1}, id="extra-field"),
+        pytest.param(
+            {"v": 1, "op": "delete", "childId": "c", "at": "t", "child": "/c"}, id="order"
+        ),
+        pytest.param(DELETE | {"reason": None}, id="reason-null"),
+    ],
+)
+def test_lines_off_the_canonical_shape_are_judged_by_the_decoder(record: dict[str, object]) -> None:
+    line = compact(record)
+    with mock.patch.object(ledger, "_canonical", return_value=None):
+        expected = parse(line)
+    assert parse(line) == expected
+
+
+#: Field values that keep a line canonical, and ones that push it off the fast path.
+_texts = st.one_of(
+    st.text(alphabet="ab/\\.-: ", max_size=6),
+    st.sampled_from(["", '"', "\\", "\x00", "\x1f", "\x7f", "é", "\u2028", "a\nb"]),
+)
+_values = st.one_of(_texts, _texts, st.integers(-2, 3), st.just(10**19), st.booleans(), st.none())
+_records = st.one_of(
+    st.fixed_dictionaries(
+        {"v": st.sampled_from([1, 1, 2, True]), "op": st.just("spawn"), "at": _values}
+        | {"childId": _values, "parent": _values, "child": _values}
+        | {"depth": _values, "name": _values}
+    ),
+    st.fixed_dictionaries(
+        {"v": st.just(1), "op": st.sampled_from(["rename", "delete", "meta", "x"])}
+        | {"at": _values, "childId": _values, "child": _values},
+        optional={"name": _values, "reason": _values},
+    ),
+)
+
+
+def _mutated(line: bytes, at: int, insert: bytes) -> bytes:
+    return line[:at] + insert + line[at:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(
+        st.tuples(_records, st.booleans(), st.integers(0, 200), st.binary(max_size=2)),
+        max_size=8,
+    )
+)
+def test_the_canonical_fast_path_never_changes_a_parse(
+    lines: list[tuple[dict[str, object], bool, int, bytes]],
+) -> None:
+    data = b"".join(
+        _mutated(compact(record), at, insert) + b"\n" if mutate else compact(record) + b"\n"
+        for record, mutate, at, insert in lines
+    )
+    with mock.patch.object(ledger, "_canonical", return_value=None):
+        expected = parse_ledger(io.BytesIO(data))
+    assert parse_ledger(io.BytesIO(data)) == expected
