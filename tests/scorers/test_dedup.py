@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from record_builders import OTHER, PARENT, delete, rename, spawn
+from hypothesis import given, settings
+from record_builders import OTHER, PARENT, delete, ledger_events, rename, spawn
 
 from scorers.dedup import SpawnAudit, audit_spawns, over_budget
-from scorers.edges import replay
-from scorers.records import LedgerEvent
+from scorers.edges import Edge, EdgeKey, Replay, replay
+from scorers.records import LedgerEvent, SpawnEvent
 from scorers.verdict import DuplicateSpawn
 
 WORKERS = ("w-a", "w-b")
@@ -109,3 +110,33 @@ def test_a_huge_ledger_of_duplicates_is_still_linear() -> None:
     result = audit(*events)
     assert len(result.duplicates) == 19_999
     assert {d.held_by for d in result.duplicates} == {"s0"}
+
+
+def audit_by_definition(history: Replay, workers: tuple[str, ...]) -> SpawnAudit:
+    """The module docstring, followed literally through the ``Edge`` and ``Replay`` API."""
+    holders: dict[str, dict[EdgeKey, Edge]] = {name: {} for name in workers}
+    duplicates = []
+    total = 0
+    for event, before, after in history.steps:
+        if isinstance(event, SpawnEvent) and event.depth == 1 and history.owns(after):
+            total += 1
+            others = [e for k, e in holders.get(event.name, {}).items() if k != after.key]
+            if others:
+                duplicates.append(
+                    DuplicateSpawn(event.child_id, event.name, others[0].child_id, event.at)
+                )
+        if before is not None and before.live and history.owns(before):
+            for name in before.names_held:
+                holders.get(name, {}).pop(before.key, None)
+        if after.live and history.owns(after):
+            for name in after.names_held:
+                if name in holders:
+                    holders[name][after.key] = after
+    return SpawnAudit(tuple(duplicates), total)
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=ledger_events)
+def test_the_audit_matches_its_definition(events: list[LedgerEvent]) -> None:
+    history = replay(events, [PARENT])
+    assert audit_spawns(history, WORKERS) == audit_by_definition(history, WORKERS)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from record_builders import OTHER, PARENT, child, delete, rename, spawn
+from hypothesis import given, settings
+from record_builders import OTHER, PARENT, child, delete, ledger_events, rename, spawn
 
-from scorers.edges import Edge, replay
-from scorers.records import DeleteEvent, RenameEvent, normalize_path
+from scorers.edges import Edge, Replay, replay
+from scorers.records import DeleteEvent, LedgerEvent, RenameEvent, SpawnEvent, normalize_path
 
 
 def only_edge(*events: object) -> Edge:
@@ -71,3 +72,32 @@ def test_paths_compare_by_parts() -> None:
     assert normalize_path("C:\\x\\y") == "C:/x/y"
     assert normalize_path("/") == normalize_path("") == ""
     assert normalize_path("/a/b") != normalize_path("/a/B")
+
+
+def replay_by_definition(events: list[LedgerEvent], parent_paths: list[str]) -> Replay:
+    """The module docstring, followed literally: every event replayed, nothing skipped."""
+    mine = frozenset(parent_paths)
+    edges: dict[tuple[str, str], Edge] = {}
+    steps = []
+    for event in events:
+        key = (event.child_id, event.child)
+        before = edges.get(key)
+        if isinstance(event, SpawnEvent):
+            after = Edge(event, event.name, False)
+        elif before is None:
+            continue
+        elif isinstance(event, RenameEvent):
+            after = Edge(before.spawn, event.name, before.deleted)
+        else:
+            after = Edge(before.spawn, before.name, True)
+        edges[key] = after
+        if after.parent in mine or (before is not None and before.parent in mine):
+            steps.append((event, before, after))
+    owned = tuple(edge for edge in edges.values() if edge.parent in mine)
+    return Replay(mine, owned, tuple(steps))
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=ledger_events)
+def test_replay_matches_its_definition(events: list[LedgerEvent]) -> None:
+    assert replay(events, [PARENT]) == replay_by_definition(events, [PARENT])

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import io
 import tracemalloc
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scorers import lines
 from scorers.lines import MALFORMED, decode_json, iter_json_lines, iter_raw_lines
@@ -65,6 +68,28 @@ def test_over_long_lines_are_reported_not_returned(
     data: bytes, expected: list[tuple[bytes | None, bool]]
 ) -> None:
     assert list(iter_raw_lines(io.BytesIO(data), cap=5)) == expected
+
+
+def split_by_definition(data: bytes, cap: int) -> list[tuple[bytes | None, bool]]:
+    """What ``iter_raw_lines`` promises, computed the obvious way (all in memory)."""
+    *lines, tail = data.split(b"\n")
+    expected = [(line if len(line) <= cap else None, True) for line in lines]
+    if tail:
+        expected.append((tail if len(tail) <= cap else None, False))
+    return expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"\n", b"a", b"bc", b"defghij", b"\r"]), max_size=30).map(
+        b"".join
+    ),
+    chunk=st.integers(1, 9),
+    cap=st.integers(0, 12),
+)
+def test_lines_are_the_same_at_any_chunk_size_and_cap(data: bytes, chunk: int, cap: int) -> None:
+    with mock.patch.object(lines, "CHUNK_BYTES", chunk):
+        assert list(iter_raw_lines(io.BytesIO(data), cap=cap)) == split_by_definition(data, cap)
 
 
 def test_an_over_long_line_is_never_held_in_memory() -> None:
