@@ -13,6 +13,10 @@ A record with ``v == 1``, a string ``at`` and an op we do not know is forward-co
 counted in ``unknown_ops`` and ignored. Anything else is malformed: counted and skipped.
 A final line without a trailing newline that is not a valid record is a torn tail (normal
 after a crash): flagged, not counted as malformed.
+
+Lines in the product's own compact form are read with one regular expression instead of
+the JSON decoder (see "canonical lines" below); every other line is decoded and checked
+field by field, with the same result either way.
 """
 
 from __future__ import annotations
@@ -163,18 +167,24 @@ def _delete(obj: dict[str, object], at: str, paths: _Paths) -> DeleteEvent | _Sk
 # parse. Any other line (another key order, whitespace, an escape, an extra field) takes
 # the general path above and is judged exactly as before.
 
-#: A JSON string of plain printable ASCII: no ``"``, no ``\\``, nothing below U+0020.
-_PLAIN = r'"([ !#-\[\]-~]*)"'
+#: The body of a JSON string of plain printable ASCII: no ``"``, no ``\\`` (so no escapes),
+#: nothing below U+0020 and nothing above U+007E.
+_PLAIN_CHARS = r"[ !#-\[\]-~]*"
+_PLAIN = rf'"({_PLAIN_CHARS})"'
+
+#: A depth >= 1 without a leading zero; longer ones (no real ledger has them) take the
+#: general path, so the decoder's limits on huge integers still apply to them.
+_DEPTH = r"([1-9][0-9]{0,17})"
 
 #: The three event records in canonical form, as one pattern (one match per line): groups
 #: 1-6 are a spawn's, 7-10 a rename's, 11-13 a delete's (its ``reason`` is not kept).
 _CANONICAL_LINE = re.compile(
     r'\{"v":1,"op":"(?:'
     rf'spawn","at":{_PLAIN},"childId":{_PLAIN},"parent":{_PLAIN},"child":{_PLAIN},'
-    rf'"depth":([1-9][0-9]{{0,17}}),"name":{_PLAIN}'
+    rf'"depth":{_DEPTH},"name":{_PLAIN}'
     rf'|rename","at":{_PLAIN},"childId":{_PLAIN},"child":{_PLAIN},"name":{_PLAIN}'
     rf'|delete","at":{_PLAIN},"childId":{_PLAIN},"child":{_PLAIN}'
-    r'(?:,"reason":"[ !#-\[\]-~]*")?'
+    rf'(?:,"reason":"{_PLAIN_CHARS}")?'
     r")\}"
 )
 
