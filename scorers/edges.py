@@ -110,14 +110,15 @@ def replay(events: Iterable[LedgerEvent], parent_paths: Iterable[NormPath]) -> R
     events = tuple(events)
     # Each key's edge evolves on its own, so a key never spawned under this run's parent
     # (another root's child) can reach neither a step nor an edge of this run: its events
-    # are skipped unreplayed.
-    ours = {(e.child_id, e.child) for e in events if type(e) is SpawnEvent and e.parent in mine}
+    # are skipped unreplayed. Screening by child path alone keeps a few such keys, which
+    # are replayed as before; a path string is cheaper to look up than a key tuple.
+    ours = {e.child for e in events if type(e) is SpawnEvent and e.parent in mine}
     edges: dict[EdgeKey, Edge] = {}
     steps: list[Step] = []
     for event in events:
-        key = (event.child_id, event.child)
-        if key not in ours:
+        if event.child not in ours:
             continue
+        key = (event.child_id, event.child)
         before = edges.get(key)
         after = _apply(event, before)
         if after is None:
