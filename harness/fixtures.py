@@ -13,6 +13,7 @@ or the whole document), and :func:`validate_fixture` reports all of them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -77,7 +78,15 @@ class Fixture:
     shard_paths: tuple[Path, ...]
 
     def content_hash(self) -> str:
-        """sha256 hex over fixture.json, task.txt and every shard, framed, in path order."""
+        """sha256 hex over fixture.json, task.txt and every shard, framed, in path order.
+
+        Computed once per loaded fixture: a run's identity and each of its items record the
+        same hash, and the shards are not re-read for every item.
+        """
+        return self._content_hash
+
+    @functools.cached_property
+    def _content_hash(self) -> str:
         files = {MANIFEST_NAME: self.path / MANIFEST_NAME, TASK_NAME: self.path / TASK_NAME}
         files.update((f"{SHARDS_DIR}/{p.name}", p) for p in self.shard_paths)
         digest = hashlib.sha256()
