@@ -126,16 +126,15 @@ def _role(proc: psutil.Process) -> str | None:
     """child, daemon or catalog (the daemon's ``sleep``), by command line and parent."""
     try:
         cmdline = proc.cmdline()
-        if "--sim-child" in cmdline:
-            return "child"
-        if "--sim-daemon" in cmdline:
-            return "daemon"
         parent = proc.parent()
-        if parent is not None and "--sim-daemon" in parent.cmdline():
-            return "catalog"
-    except psutil.Error:
-        pass
-    return None
+        parent_cmdline = parent.cmdline() if parent is not None else []
+    except psutil.Error:  # gone while we looked: it has no role
+        return None
+    if "--sim-child" in cmdline:
+        return "child"
+    if "--sim-daemon" in cmdline:
+        return "daemon"
+    return "catalog" if "--sim-daemon" in parent_cmdline else None
 
 
 def test_children_inherit_the_environment(sim: SimLayout) -> None:
