@@ -13,6 +13,11 @@ from typing import Any
 import polars as pl
 
 from harness import stats
+from harness.strata import stratified_rate
+
+#: Fewest fixtures for the "fixtures as a random sample" interval: below this, the spread
+#: between fixtures is estimated from too few values to say anything about other fixtures.
+MIN_FIXTURES_FOR_GENERALISATION = 10
 
 #: The gating criteria of the rubric, each reported with its own rate and interval.
 CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
@@ -39,10 +44,11 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
 
 
 def _rate(successes: int, n: int) -> dict[str, Any]:
+    """A fixture's rate with its (boundary-modified) Wilson interval; None without trials."""
     if n == 0:
         return {"count": 0, "rate": None, "ci": None}
-    low, high = stats.wilson_interval(successes, n)
-    return {"count": successes, "rate": successes / n, "ci": [low, high]}
+    summary = stratified_rate([(successes, n)])
+    return {"count": successes, "rate": summary.rate, "ci": list(summary.ci)}
 
 
 def _pass_k(n: int, c: int, trials: int) -> dict[str, dict[str, float]]:
@@ -94,15 +100,36 @@ def summarize(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def overall(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per model: resolved rate over all scored items, fixtures as clusters (Miller 2024)."""
+    """Per model: the equal-weight mean of its fixtures' resolved rates, fixtures as strata.
+
+    The interval is the stratified Wilson interval of the fixed suite (:mod:`harness.strata`).
+    With many fixtures, ``random_fixtures`` adds the cluster-robust interval that treats the
+    fixtures as a sample of possible fixtures (Miller 2024); it is reported, never gating.
+    """
     frame = items_frame(items).filter(pl.col("status") != "error")
     out = []
     for model in sorted(frame["model"].unique().to_list()) if not frame.is_empty() else []:
         sub = frame.filter(pl.col("model") == model)
-        clusters = {
+        outcomes = {
             fx: [bool(v) for v in sub.filter(pl.col("fixture") == fx)["resolved"].to_list()]
             for fx in sorted(sub["fixture"].unique().to_list())
         }
-        summary = stats.clustered_rate(clusters)
-        out.append({"model": model, **summary.to_dict(), "resolved": int(sub["resolved"].sum())})
+        summary = stratified_rate([(sum(v), len(v)) for v in outcomes.values()])
+        random_fixtures = None
+        if len(outcomes) >= MIN_FIXTURES_FOR_GENERALISATION:
+            clustered = stats.clustered_rate(outcomes)
+            random_fixtures = {
+                "rate": clustered.rate,
+                "se": clustered.se,
+                "ci": None if clustered.ci is None else list(clustered.ci),
+                "method": "cluster-robust-t",
+            }
+        out.append(
+            {
+                "model": model,
+                **summary.to_dict(),
+                "resolved": int(sub["resolved"].sum()),
+                "random_fixtures": random_fixtures,
+            }
+        )
     return out

@@ -1,24 +1,32 @@
-"""Candidate-vs-baseline comparison with intervals and verdicts.
+"""Candidate-vs-baseline comparison with intervals, verdicts and the CI gate.
 
-Per fixture x model the two runs are independent binomial samples: the resolved-rate
-difference gets Newcombe's hybrid score interval (method 10), never a trial-i-with-trial-i
-"pairing" (those draws are independent, so such pairing means nothing). Overall, the runs
-are paired at the fixture level: each fixture's rate difference is one observation and the
-interval is a t interval across fixtures, which treats fixtures as clusters.
+The two runs are independent samples: trial *i* of one run is never paired with trial *i*
+of the other. Per fixture x model the resolved-rate difference gets Newcombe's hybrid score
+interval (the one-fixture case of :mod:`harness.strata`). Overall, the fixtures are strata
+of a fixed suite with equal weight: the stratified difference with its MOVER interval, which
+is what the gate reads. With many fixtures a second, non-gating interval treats the fixtures
+as a random sample ("would this hold on other fixtures?").
+
+Missing evidence never passes the gate: a fixture x model that only one run scored (absent,
+or every item errored) fails it, and so does a comparison with nothing in common.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import stats
-from harness.aggregate import CRITERIA, MEASURES
+from harness.aggregate import CRITERIA, MEASURES, MIN_FIXTURES_FOR_GENERALISATION
 from harness.errors import BundleError
+from harness.power import trials_for_power
+from harness.strata import stratified_diff
 
 Items = Sequence[Mapping[str, Any]]
+GroupKey = tuple[str, str]
 
 
 def load_report(path: Path) -> dict[str, Any]:
@@ -41,16 +49,25 @@ def load_report(path: Path) -> dict[str, Any]:
     return data
 
 
-def _scored(items: Items) -> list[Mapping[str, Any]]:
-    return [i for i in items if i.get("status") != "error"]
+@dataclass(frozen=True)
+class _Group:
+    """One fixture x model of one run: its scored items and how many errored."""
+
+    scored: list[Mapping[str, Any]]
+    errored: int
 
 
-def _group(items: Items, by_model: bool) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for item in _scored(items):
+def _groups(items: Items, by_model: bool) -> dict[GroupKey, _Group]:
+    scored: dict[GroupKey, list[Mapping[str, Any]]] = {}
+    errored: dict[GroupKey, int] = {}
+    for item in items:
         key = (str(item["fixture"]), str(item["model"]) if by_model else "*")
-        groups.setdefault(key, []).append(item)
-    return groups
+        scored.setdefault(key, [])
+        if item.get("status") == "error":
+            errored[key] = errored.get(key, 0) + 1
+        else:
+            scored[key].append(item)
+    return {k: _Group(v, errored.get(k, 0)) for k, v in scored.items()}
 
 
 def _count(items: Sequence[Mapping[str, Any]], field: str) -> int:
@@ -58,12 +75,20 @@ def _count(items: Sequence[Mapping[str, Any]], field: str) -> int:
 
 
 def _rate_diff(
-    base: Sequence[Mapping[str, Any]], cand: Sequence[Mapping[str, Any]], field: str
+    base: Sequence[Sequence[Mapping[str, Any]]],
+    cand: Sequence[Sequence[Mapping[str, Any]]],
+    field: str,
 ) -> dict[str, Any]:
-    xb, nb, xc, nc = _count(base, field), len(base), _count(cand, field), len(cand)
-    delta = xc / nc - xb / nb
-    low, high = stats.newcombe_diff_interval(xb, nb, xc, nc)
-    return {"baseline_rate": xb / nb, "candidate_rate": xc / nc, "delta": delta, "ci": [low, high]}
+    """Stratified difference of ``field``'s rate over matched groups (one group: Newcombe)."""
+    diff = stratified_diff(
+        [(_count(g, field), len(g)) for g in base], [(_count(g, field), len(g)) for g in cand]
+    )
+    return {
+        "baseline_rate": diff.baseline_rate,
+        "candidate_rate": diff.candidate_rate,
+        "delta": diff.delta,
+        "ci": [diff.ci[0], diff.ci[1]],
+    }
 
 
 def _measure_diff(
@@ -74,58 +99,59 @@ def _measure_diff(
     return stats.welch_interval(a, b).to_dict()
 
 
-def _flips(
-    base: Sequence[Mapping[str, Any]], cand: Sequence[Mapping[str, Any]]
-) -> list[tuple[bool, bool]]:
-    by_trial = {int(i["trial"]): bool(i["resolved"]) for i in base if "trial" in i}
-    return [
-        (by_trial[int(i["trial"])], bool(i["resolved"]))
-        for i in cand
-        if int(i.get("trial", -1)) in by_trial
-    ]
+def disagreement(base_rate: float, cand_rate: float) -> float:
+    """Chance that one baseline trial and one candidate trial of a fixture disagree.
+
+    The two runs are independent draws, so this is all a "flip rate" can honestly mean:
+    ``p_b (1 - p_c) + p_c (1 - p_b)``. It measures noise plus change, not a paired test.
+    """
+    return base_rate * (1.0 - cand_rate) + cand_rate * (1.0 - base_rate)
+
+
+def _missing(
+    mine: Mapping[GroupKey, _Group], other: Mapping[GroupKey, _Group], label: str
+) -> list[dict[str, str]]:
+    """Groups the other run scored that this run did not, with the reason."""
+    out = []
+    for key in sorted(k for k, g in other.items() if g.scored):
+        group = mine.get(key)
+        if group is not None and group.scored:
+            continue
+        why = (
+            f"all {group.errored} {label} items errored"
+            if group is not None and group.errored
+            else f"not run by the {label}"
+        )
+        out.append({"fixture": key[0], "model": key[1], "reason": why})
+    return out
 
 
 def compare(
     baseline: Items, candidate: Items, threshold: float, baseline_label: str
 ) -> dict[str, Any]:
-    """The ``comparison`` object of a candidate report (fixed fields documented in README)."""
-    base_models = {str(i["model"]) for i in _scored(baseline)}
-    cand_models = {str(i["model"]) for i in _scored(candidate)}
+    """The ``comparison`` object of a candidate report (fields documented in README)."""
+    base_models = {str(i["model"]) for i in baseline}
+    cand_models = {str(i["model"]) for i in candidate}
+    # One model each, and different: compare the two models fixture by fixture.
     by_model = not (len(base_models) == 1 and len(cand_models) == 1 and base_models != cand_models)
-    base_g, cand_g = _group(baseline, by_model), _group(candidate, by_model)
-    fixtures: list[dict[str, Any]] = []
-    flips: list[tuple[bool, bool]] = []
-    unmatched = sorted({f"{f}:{m}" for f, m in set(base_g) ^ set(cand_g)})
-    for key in sorted(set(base_g) & set(cand_g)):
-        base, cand = base_g[key], cand_g[key]
-        main = _rate_diff(base, cand, "resolved")
-        ci = (main["ci"][0], main["ci"][1])
-        verdict = stats.verdict(ci, main["delta"], threshold)
-        entry: dict[str, Any] = {
-            "fixture": key[0],
-            "model": key[1] if by_model else next(iter(cand_models)),
-            "baseline_n": len(base),
-            "candidate_n": len(cand),
-            **main,
-            "verdict": verdict,
-            "criteria": {c: _rate_diff(base, cand, c) for c in CRITERIA},
-            "measures": {m: _measure_diff(base, cand, m) for m in MEASURES},
-            "trials_for_power": None,
-        }
-        if verdict == "inconclusive":
-            entry["trials_for_power"] = (
-                stats.trials_for_power(main["baseline_rate"], threshold) if threshold > 0 else None
-            )
-        fixtures.append(entry)
-        flips.extend(_flips(base, cand))
-    overall = _overall(fixtures, threshold)
-    overall_verdict = overall["verdict"]
-    if overall_verdict == "inconclusive" and fixtures and threshold > 0:
-        base_rate = sum(e["baseline_rate"] for e in fixtures) / len(fixtures)
-        overall["trials_for_power"] = stats.trials_for_power(base_rate, threshold)
-    wins = sum(1 for e in fixtures if e["delta"] > 0)
-    losses = sum(1 for e in fixtures if e["delta"] < 0)
-    return {
+    cand_label = next(iter(cand_models)) if not by_model else None
+    base_g, cand_g = _groups(baseline, by_model), _groups(candidate, by_model)
+    matched = sorted(k for k in base_g if base_g[k].scored and k in cand_g and cand_g[k].scored)
+    fixtures = [
+        _fixture_entry(key, base_g[key], cand_g[key], threshold, cand_label) for key in matched
+    ]
+    overall = _overall(
+        [base_g[k].scored for k in matched],
+        [cand_g[k].scored for k in matched],
+        fixtures,
+        threshold,
+    )
+    missing_in_candidate = _missing(cand_g, base_g, "candidate")
+    missing_in_baseline = _missing(base_g, cand_g, "baseline")
+    tol = stats.VERDICT_TOLERANCE
+    wins = sum(1 for e in fixtures if e["delta"] > tol)
+    losses = sum(1 for e in fixtures if e["delta"] < -tol)
+    result: dict[str, Any] = {
         "baseline": baseline_label,
         "threshold": threshold,
         "fixtures": fixtures,
@@ -133,40 +159,137 @@ def compare(
         "wins": wins,
         "losses": losses,
         "ties": len(fixtures) - wins - losses,
-        "flip_rate": stats.flip_rate(flips),
-        "unmatched": unmatched,
+        "missing_in_candidate": missing_in_candidate,
+        "missing_in_baseline": missing_in_baseline,
+        "error": None,
     }
+    result["gate"] = gate(result)
+    return result
 
 
-def _overall(fixtures: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, Any]:
-    """Across fixtures: paired at the fixture level (t over per-fixture deltas).
-
-    With a single fixture there is nothing to pair across, and the overall comparison is
-    that fixture's own (Newcombe) comparison rather than an always-inconclusive one.
-    """
-    if len(fixtures) == 1:
-        only = fixtures[0]
-        return {
-            "delta": only["delta"],
-            "ci": only["ci"],
-            "verdict": only["verdict"],
-            "clusters": 1,
-            "se": None,
-            "method": "newcombe-single-fixture",
-            "trials_for_power": None,
-        }
-    deltas = {f"{e['fixture']}:{e['model']}": float(e["delta"]) for e in fixtures}
-    diff = stats.paired_cluster_diff(deltas)
+def _fixture_entry(
+    key: GroupKey, base: _Group, cand: _Group, threshold: float, cand_label: str | None
+) -> dict[str, Any]:
+    main = _rate_diff([base.scored], [cand.scored], "resolved")
+    ci = (main["ci"][0], main["ci"][1])
+    verdict = stats.verdict(ci, main["delta"], threshold)
     return {
-        "delta": diff.delta,
-        "ci": None if diff.ci is None else [diff.ci[0], diff.ci[1]],
-        "verdict": stats.verdict(diff.ci, diff.delta, threshold),
-        "clusters": diff.n_cand,
-        "se": diff.se,
-        "method": "paired-fixture-t",
-        "trials_for_power": None,
+        "fixture": key[0],
+        "model": cand_label or key[1],
+        "baseline_n": len(base.scored),
+        "candidate_n": len(cand.scored),
+        "baseline_errors": base.errored,
+        "candidate_errors": cand.errored,
+        **main,
+        "verdict": verdict,
+        "disagreement": disagreement(main["baseline_rate"], main["candidate_rate"]),
+        "criteria": {c: _rate_diff([base.scored], [cand.scored], c) for c in CRITERIA},
+        "measures": {m: _measure_diff(base.scored, cand.scored, m) for m in MEASURES},
+        "trials_for_power": (
+            trials_for_power([main["baseline_rate"]], threshold)
+            if verdict == "inconclusive"
+            else None
+        ),
     }
 
 
-def any_regressed(comparison: Mapping[str, Any] | None) -> bool:
-    return bool(comparison) and comparison.get("overall", {}).get("verdict") == "regressed"  # type: ignore[union-attr]
+def _overall(
+    base: Sequence[Sequence[Mapping[str, Any]]],
+    cand: Sequence[Sequence[Mapping[str, Any]]],
+    fixtures: Sequence[Mapping[str, Any]],
+    threshold: float,
+) -> dict[str, Any]:
+    """The fixed-suite comparison over matched groups (the gate), plus, with many fixtures,
+    the fixtures-as-a-random-sample interval (reported, never gating)."""
+    if not fixtures:
+        return {
+            "strata": 0,
+            "baseline_rate": None,
+            "candidate_rate": None,
+            "delta": None,
+            "ci": None,
+            "verdict": "inconclusive",
+            "method": "none: no fixture x model in common",
+            "disagreement": None,
+            "criteria": {},
+            "trials_for_power": None,
+            "random_fixtures": None,
+        }
+    main = _rate_diff(base, cand, "resolved")
+    verdict = stats.verdict((main["ci"][0], main["ci"][1]), main["delta"], threshold)
+    random_fixtures = None
+    if len(fixtures) >= MIN_FIXTURES_FOR_GENERALISATION:
+        deltas = {f"{e['fixture']}:{e['model']}": float(e["delta"]) for e in fixtures}
+        spread = stats.paired_cluster_diff(deltas)
+        random_fixtures = {
+            "delta": spread.delta,
+            "ci": None if spread.ci is None else [spread.ci[0], spread.ci[1]],
+            "se": spread.se,
+            "df": spread.df,
+            "method": "fixtures-as-random-sample-t",
+        }
+    return {
+        "strata": len(fixtures),
+        **main,
+        "verdict": verdict,
+        "method": "newcombe" if len(fixtures) == 1 else "stratified-newcombe",
+        "disagreement": sum(e["disagreement"] for e in fixtures) / len(fixtures),
+        "criteria": {c: _rate_diff(base, cand, c) for c in CRITERIA},
+        "trials_for_power": (
+            trials_for_power([e["baseline_rate"] for e in fixtures], threshold)
+            if verdict == "inconclusive"
+            else None
+        ),
+        "random_fixtures": random_fixtures,
+    }
+
+
+def gate(comparison: Mapping[str, Any]) -> dict[str, Any]:
+    """Whether ``--fail-on regression`` passes, with one reason per failure."""
+    reasons: list[str] = []
+    if comparison.get("error"):
+        reasons.append(f"comparison failed: {comparison['error']}")
+    for side in ("candidate", "baseline"):
+        for m in comparison.get(f"missing_in_{side}") or []:
+            reasons.append(f"missing in the {side}: {m['fixture']}:{m['model']} ({m['reason']})")
+    overall = comparison.get("overall") or {}
+    if not comparison.get("error") and not comparison.get("fixtures"):
+        reasons.append("no fixture x model scored by both runs")
+    if overall.get("verdict") == "regressed":
+        ci = overall.get("ci") or [None, None]
+        reasons.append(
+            f"overall verdict regressed: {format_pp(overall.get('delta'))}, "
+            f"95% CI [{format_pp(ci[0])}, {format_pp(ci[1])}]"
+        )
+    return {"passed": not reasons, "reasons": reasons}
+
+
+def failed_comparison(baseline_label: str, threshold: float, error: str) -> dict[str, Any]:
+    """The comparison object when comparing was impossible; it fails the gate."""
+    result: dict[str, Any] = {
+        "baseline": baseline_label,
+        "threshold": threshold,
+        "fixtures": [],
+        "overall": _overall([], [], [], threshold),
+        "wins": 0,
+        "losses": 0,
+        "ties": 0,
+        "missing_in_candidate": [],
+        "missing_in_baseline": [],
+        "error": error,
+    }
+    result["gate"] = gate(result)
+    return result
+
+
+def format_pp(value: float | None) -> str:
+    """A rate difference in percentage points, signed, one decimal: ``-46.7 pp``."""
+    if value is None:
+        return "n/a"
+    points = round(100.0 * value, 1)
+    return f"{points + 0.0:+.1f} pp"  # + 0.0 turns -0.0 into 0.0
+
+
+def gate_failed(comparison: Mapping[str, Any] | None) -> bool:
+    """True when a comparison exists and its gate did not pass."""
+    return bool(comparison) and not (comparison.get("gate") or {}).get("passed", False)  # type: ignore[union-attr]

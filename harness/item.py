@@ -278,6 +278,10 @@ def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> R
             error = "model never reached: every assistant message ended in error"
         elif exit_code not in (0, None):
             error = f"agent exited {exit_code} before reaching the model"
+        else:
+            # Exit 0 with no model reply at all (a wrong binary such as /bin/true, or a CLI
+            # that never got to its model): the environment failed, not the agent.
+            error = f"agent exited {exit_code} without any model reply"
     if exit_code not in (0, None) and not timed_out and agent_error is None:
         agent_error = _stderr_tail(item_dir)
     if meta.get("output_capped"):

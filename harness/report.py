@@ -15,12 +15,13 @@ import jsonschema
 from harness import __version__
 from harness.aggregate import CRITERIA, overall, summarize
 from harness.bundle import write_json_atomic
-from harness.compare import compare, load_report
+from harness.compare import compare, failed_comparison, format_pp, load_report
 from harness.errors import BundleError
 from harness.results import ItemResult
 
-#: 1: issue #2 (items only). 2: summary, overall, comparison, interrupted.
-REPORT_SCHEMA_VERSION = 2
+#: 1: issue #2 (items only). 2: summary, overall, comparison, interrupted. 3: stratified
+#: overall rate and comparison, the gate, missing fixtures, disagreement (no flip rate).
+REPORT_SCHEMA_VERSION = 3
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "report.schema.json"
 
 
@@ -84,10 +85,7 @@ def build_report(
     threshold: float = 0.05,
 ) -> RunReport:
     items = [r.to_dict() for r in sorted(results, key=lambda r: r.key)]
-    comparison = None
-    if baseline is not None:
-        base = load_report(baseline)
-        comparison = compare(base["items"], items, threshold, str(baseline))
+    comparison = None if baseline is None else safe_compare(baseline, items, threshold)
     resolved = (
         bool(items) and not interrupted and not not_started and all(i["resolved"] for i in items)
     )
@@ -103,6 +101,18 @@ def build_report(
         options=dict(options or {}),
         created_at=dt.datetime.now(dt.UTC).isoformat(),
     )
+
+
+def safe_compare(
+    baseline: Path, items: Sequence[Mapping[str, Any]], threshold: float
+) -> dict[str, Any]:
+    """Compare against ``baseline``; any failure becomes a comparison that fails the gate,
+    so a broken baseline never costs the run its report."""
+    try:
+        base = load_report(baseline)
+        return compare(base["items"], items, threshold, str(baseline))
+    except Exception as exc:  # the report must be written whatever went wrong
+        return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")
 
 
 def validate_report(data: Mapping[str, Any]) -> None:
@@ -158,7 +168,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     for o in report.overall:
         lines.append(
             f"- {o['model']}: {_pct(o.get('rate'))} resolved, 95% CI {_ci(o.get('ci'))} "
-            f"(fixtures as clusters, n={o.get('n')})"
+            f"(mean over {o.get('strata')} fixtures, n={o.get('n')})"
         )
     lines += [
         "",
@@ -179,30 +189,68 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     bad = [i for i in items if i["status"] != "resolved"]
     if bad:
         lines += ["", "## Unresolved and errored items", ""]
+        timeout = report.options.get("timeout_s")
         for i in bad:
-            reasons = "; ".join(i.get("failures") or []) or (i.get("error") or "")
             failed = ", ".join(_failed_criteria(i)) or "-"
-            lines.append(f"- `{i['key']}` ({i['status']}): failed {failed}. {reasons}")
+            lines.append(
+                f"- `{i['key']}` ({i['status']}): {item_cause(i, timeout)} Failed: {failed}."
+            )
             if i.get("agent_error"):
                 lines.append(f"  - agent error: {str(i['agent_error'])[:300]}")
             lines.append(f"  - item dir: `{run_dir / 'items' / i['item_dir']}`")
     return "\n".join(lines) + "\n"
 
 
+def item_cause(item: Mapping[str, Any], timeout_s: float | None) -> str:
+    """Why an item did not resolve, the cause first: an error, then a time-out, then the
+    failed criteria's reasons."""
+    parts: list[str] = []
+    if item.get("error"):
+        parts.append(str(item["error"]))
+    if item.get("timed_out"):
+        limit = f" after {timeout_s:g} s" if isinstance(timeout_s, (int, float)) else ""
+        parts.append(f"timed out{limit}")
+    parts.extend(item.get("failures") or [])
+    return "; ".join(parts) + "." if parts else ""
+
+
+def _ci_pp(ci: Sequence[float] | None) -> str:
+    return "n/a" if not ci else f"[{format_pp(ci[0])}, {format_pp(ci[1])}]"
+
+
 def comparison_markdown(cmp: Mapping[str, Any]) -> list[str]:
     o = cmp["overall"]
-    lines = [
-        "",
-        f"## Comparison with {cmp['baseline']}",
-        "",
-        f"Overall: **{o['verdict']}** (Δ {_pct(o['delta'])}, 95% CI {_ci(o['ci'])}, "
-        f"threshold ±{100 * cmp['threshold']:.1f} pp); wins/losses/ties {cmp['wins']}/{cmp['losses']}/{cmp['ties']}; "
-        f"flip rate {_pct(cmp['flip_rate'])}",
-    ]
+    gate = cmp.get("gate") or {}
+    lines = ["", f"## Comparison with {cmp['baseline']}", ""]
+    if cmp.get("error"):
+        lines.append(f"Comparison failed: {cmp['error']}")
+    lines.append(
+        f"Overall ({o.get('strata', 0)} fixtures, equal weight): **{o['verdict']}**, "
+        f"Δ {format_pp(o['delta'])}, 95% CI {_ci_pp(o['ci'])}, "
+        f"threshold ±{100 * cmp['threshold']:.1f} pp; wins/losses/ties "
+        f"{cmp['wins']}/{cmp['losses']}/{cmp['ties']}; expected disagreement "
+        f"{_pct(o.get('disagreement'))}"
+    )
+    rf = o.get("random_fixtures")
+    if rf:
+        lines.append(
+            f"Fixtures as a random sample (not gating): Δ {format_pp(rf['delta'])}, "
+            f"95% CI {_ci_pp(rf['ci'])}"
+        )
     if o.get("trials_for_power"):
         lines.append(
-            f"Inconclusive: about {o['trials_for_power']} trials per fixture would detect the threshold with 80% power."
+            f"Inconclusive: about {o['trials_for_power']} trials per fixture in each run would "
+            "detect a drop of the threshold with 80% power."
         )
+    lines.append(
+        "Gate (`--fail-on regression`): "
+        + ("passes" if gate.get("passed") else "FAILS: " + "; ".join(gate.get("reasons") or []))
+    )
+    for side in ("candidate", "baseline"):
+        missing = cmp.get(f"missing_in_{side}") or []
+        if missing:
+            names = ", ".join(f"{m['fixture']}:{m['model']} ({m['reason']})" for m in missing)
+            lines.append(f"Missing in the {side}: {names}")
     lines += [
         "",
         "| fixture | model | baseline | candidate | Δ | 95% CI | verdict | trials for 80% power |",
@@ -211,7 +259,7 @@ def comparison_markdown(cmp: Mapping[str, Any]) -> list[str]:
     for f in cmp["fixtures"]:
         lines.append(
             f"| {f['fixture']} | {f['model']} | {_pct(f['baseline_rate'])} | {_pct(f['candidate_rate'])} | "
-            f"{_pct(f['delta'])} | {_ci(f['ci'])} | {f['verdict']} | {f.get('trials_for_power') or ''} |"
+            f"{format_pp(f['delta'])} | {_ci_pp(f['ci'])} | {f['verdict']} | {f.get('trials_for_power') or ''} |"
         )
     return lines
 

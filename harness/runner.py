@@ -15,6 +15,7 @@ from typing import Any
 
 from harness import __version__
 from harness.bundle import write_json_atomic
+from harness.compare import gate_failed, load_report
 from harness.errors import (
     EXIT_INFRA,
     EXIT_INTERRUPTED,
@@ -127,6 +128,8 @@ def execute_run(
 ) -> RunOutcome:
     """Run every planned item (or the missing/errored ones of ``resume``) and write the report."""
     config.validate()
+    if config.baseline is not None:
+        load_report(config.baseline)  # a wrong baseline is refused before anything runs
     fixtures = load_fixtures(config)
     plan = build_plan(fixtures, effective_models(config), config.trials)
     identity = plan_identity(config, fixtures)
@@ -202,22 +205,19 @@ def execute_run(
 
 
 def exit_code_for(report: RunReport, fail_on: str) -> int:
-    """0 all resolved; 1 unresolved (or regression with --fail-on regression); 3 infra; 130."""
+    """0 all resolved; 1 unresolved (or, with --fail-on regression, a failed gate); 3 infra
+    (every item errored, and nothing unresolved); 130 interrupted."""
     if report.interrupted:
         return EXIT_INTERRUPTED
     statuses = [item["status"] for item in report.items]
+    all_errored = (
+        "error" in statuses and "resolved" not in statuses and "unresolved" not in statuses
+    )
     if fail_on == "regression":
-        regressed = (
-            report.comparison is not None
-            and report.comparison.get("overall", {}).get("verdict") == "regressed"
-        )
-        if regressed:
-            return EXIT_UNRESOLVED
-        return (
-            EXIT_INFRA
-            if "error" in statuses and "resolved" not in statuses and "unresolved" not in statuses
-            else EXIT_RESOLVED
-        )
+        # No evidence is no pass: the gate fails on a missing fixture or an empty candidate.
+        if all_errored:
+            return EXIT_INFRA
+        return EXIT_UNRESOLVED if gate_failed(report.comparison) else EXIT_RESOLVED
     if "unresolved" in statuses:
         return EXIT_UNRESOLVED
     if "error" in statuses:

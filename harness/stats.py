@@ -11,7 +11,7 @@ Missing and empty input, one rule for the whole module:
   and recorded, by the caller; they are never scored as a failure or as zero here.
 - A statistic the data cannot define (a mean of nothing, a spread from one value) is
   returned as ``None`` in its summary, never as 0. An interval is ``None`` whenever its
-  standard error is undefined *or estimates to exactly 0*: a zero sample spread from a few
+  standard error is undefined *or estimates to 0* (within float noise): a zero sample spread from a few
   trials is not evidence of zero uncertainty, so no zero-width interval is ever reported.
   :func:`verdict` treats a ``None`` interval as ``"inconclusive"``.
 - Counts that are impossible (negative, successes > trials, k outside 1..n) raise.
@@ -24,7 +24,6 @@ References:
     Yao et al. (2024), "tau-bench" (pass^k).
     Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to Language Model
         Evaluations", arXiv:2411.00640 (clustered standard errors).
-    Cohen (1988), "Statistical Power Analysis for the Behavioral Sciences", ch. 6 (h).
 """
 
 from __future__ import annotations
@@ -44,13 +43,8 @@ DEFAULT_CONFIDENCE = 0.95
 #: Five percentage points: the seed's "practical threshold", the smallest pass-rate change
 #: worth acting on; a smaller one is not worth a decision even when it is real.
 DEFAULT_THRESHOLD = 0.05
-#: Two-sided 5% significance and 80% power: Cohen's conventional defaults for planning.
-DEFAULT_ALPHA = 0.05
+#: 80% power: Cohen's conventional default for planning how many trials to run.
 DEFAULT_POWER = 0.80
-#: Rates are clamped into [RATE_CLAMP, 1 - RATE_CLAMP] for power planning: an observed 0/5
-#: or 5/5 does not show the true rate is exactly 0 or 1, and planning as if it were would
-#: promise detection with far too few trials.
-RATE_CLAMP = 0.01
 
 Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
 Interval = tuple[float, float]
@@ -153,8 +147,13 @@ def _t(confidence: float, df: float) -> float:
     return float(_special.stdtrit(df, 0.5 + confidence / 2.0))
 
 
+#: A standard error at or below this is a zero spread computed with float noise (equal
+#: values whose residuals do not cancel exactly), not a measured uncertainty.
+SE_NOISE = 1e-12
+
+
 def _t_interval(centre: float, se: float, df: float, confidence: float) -> Interval | None:
-    if se == 0.0:
+    if se <= SE_NOISE:
         return None
     half = _t(confidence, df) * se
     return (centre - half, centre + half)
@@ -339,17 +338,29 @@ def welch_interval(
 def paired_cluster_diff(
     per_cluster_deltas: Mapping[str, float], confidence: float = DEFAULT_CONFIDENCE
 ) -> DiffSummary:
-    """Overall candidate-minus-baseline difference, paired at the fixture level.
+    """Mean of per-fixture differences with a t(G-1) interval: fixtures as a random sample.
 
-    Each fixture's difference (e.g. cand rate - base rate) is one paired observation;
-    ``delta`` is their unweighted mean with a t(G-1) interval, so fixture-to-fixture
-    heterogeneity is in the error bar. No fixtures: all None. One fixture, or all
-    differences equal: no interval, hence an inconclusive verdict.
+    This answers "would the change hold on *other* fixtures like these?", which needs many
+    fixtures; the gate asks about the fixed suite (:mod:`harness.strata`). The interval is
+    clipped to [-1, 1]. No fixtures: all None. One fixture, or all differences equal: no
+    interval (a zero spread between a few fixtures is not zero uncertainty).
     """
     s = mean_interval(_finite_values(per_cluster_deltas.values(), "deltas"), confidence)
     se = None if s.sd is None else s.sd / math.sqrt(s.n)
     df = None if s.n < 2 else float(s.n - 1)
-    return DiffSummary(s.n, s.n, s.mean, se, df, s.ci, confidence)
+    ci = None if s.ci is None else (max(-1.0, s.ci[0]), min(1.0, s.ci[1]))
+    return DiffSummary(s.n, s.n, s.mean, se, df, ci, confidence)
+
+
+#: Interval ends within this distance of 0 or of the threshold are read as lying on it.
+#: Rates are ratios of small integers, so a limit that "is" 0 or the threshold can come out
+#: an ulp either side depending on summation order; no verdict may hang on that.
+VERDICT_TOLERANCE = 1e-9
+
+
+def is_regressed(high: Any) -> Any:
+    """The regression rule on an interval's upper limit (floats or numpy arrays)."""
+    return high < -VERDICT_TOLERANCE
 
 
 def verdict(
@@ -357,11 +368,16 @@ def verdict(
 ) -> Verdict:
     """Classify a candidate-minus-baseline difference; the first rule that holds wins.
 
+    Comparisons allow :data:`VERDICT_TOLERANCE`, so float noise never decides.
+
     1. ``ci`` or ``delta`` None -> "inconclusive".
     2. ``low > 0`` and ``delta >= threshold`` -> "improved" (clear *and* big enough).
     3. ``high < 0`` -> "regressed", at any size: a clear drop is always worth a look.
     4. ``-threshold <= low`` and ``high <= threshold`` -> "equivalent".
     5. otherwise "inconclusive".
+
+    Every rule is monotone in the limits and ``delta``: a difference whose interval and
+    estimate are no higher never gets a better verdict.
     """
     if threshold < 0 or not math.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
@@ -370,78 +386,11 @@ def verdict(
     low, high = ci
     if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(delta)) or low > high:
         raise ValueError(f"invalid interval {ci!r} or delta {delta!r}")
-    if low > 0 and delta >= threshold:
+    tol = VERDICT_TOLERANCE
+    if low > tol and delta >= threshold - tol:
         return "improved"
-    if high < 0:
+    if is_regressed(high):
         return "regressed"
-    if -threshold <= low and high <= threshold:
+    if -threshold - tol <= low and high <= threshold + tol:
         return "equivalent"
     return "inconclusive"
-
-
-# --- planning and noise ----------------------------------------------------------------------
-
-
-def _two_sided_power(h: float, n_per_arm: int, alpha: float) -> float:
-    """Power of the two-sided z-test on Cohen's h with n per arm (both rejection tails)."""
-    crit = float(-_special.ndtri(alpha / 2.0))
-    shift = abs(h) * math.sqrt(n_per_arm / 2.0)
-    return float(_special.ndtr(shift - crit) + _special.ndtr(-crit - shift))
-
-
-def trials_for_power(
-    p_base: float,
-    min_difference: float = DEFAULT_THRESHOLD,
-    alpha: float = DEFAULT_ALPHA,
-    power: float = DEFAULT_POWER,
-) -> int | None:
-    """Trials per arm (per fixture) to detect a rate change of ``min_difference``.
-
-    Two-sample z-test on Cohen's h = |2·asin(sqrt(p_cand)) - 2·asin(sqrt(p_base))|, equal
-    arms, two-sided: the smallest n whose power, counting both tails, reaches ``power``
-    (statsmodels ``NormalIndPower``). ``p_base`` is clamped into [RATE_CLAMP, 1-RATE_CLAMP];
-    the alternative is ``p_base ± min_difference`` on the side towards 1/2 (the side that
-    needs more trials, so the answer covers a change of that size either way), clamped too.
-    None when no difference is left to detect (``min_difference`` below float resolution
-    at ``p_base``), since no finite number of trials would do.
-    """
-    if not 0.0 <= p_base <= 1.0:
-        raise ValueError(f"p_base must be in [0, 1], got {p_base!r}")
-    if not 0.0 < min_difference < 1.0:
-        raise ValueError(f"min_difference must be in (0, 1), got {min_difference!r}")
-    if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
-        raise ValueError(f"alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
-
-    def clamp(p: float) -> float:
-        return min(1.0 - RATE_CLAMP, max(RATE_CLAMP, p))
-
-    p1 = clamp(p_base)
-    p2 = clamp(p1 + min_difference if p1 < 0.5 else p1 - min_difference)
-    h = abs(2.0 * math.asin(math.sqrt(p2)) - 2.0 * math.asin(math.sqrt(p1)))
-    if h == 0.0:
-        return None
-    z_sum = float(-_special.ndtri(alpha / 2.0) + _special.ndtri(power))
-    n = max(1, math.ceil(2.0 * (z_sum / h) ** 2))
-    # The closed form ignores the far rejection tail, so it can overshoot by one trial;
-    # float rounding can undershoot by one. Settle on the exact minimum.
-    while n > 1 and _two_sided_power(h, n - 1, alpha) >= power:
-        n -= 1
-    while _two_sided_power(h, n, alpha) < power:
-        n += 1
-    return n
-
-
-def flip_rate(pairs: Sequence[tuple[bool, bool]]) -> float | None:
-    """Share of paired outcomes (the same item in two runs) that disagree; None for no pairs.
-
-    Outcomes must be Python bools, as in :func:`clustered_rate`.
-    """
-    if not pairs:
-        return None
-    flips = 0
-    for pair in pairs:
-        if len(pair) != 2:
-            raise ValueError(f"flip pairs must have two outcomes, got {pair!r}")
-        first, second = _outcomes("flip pairs", pair)
-        flips += first != second
-    return flips / len(pairs)

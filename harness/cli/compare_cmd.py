@@ -23,14 +23,15 @@ from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED
     "--fail-on",
     type=click.Choice(["none", "regression"]),
     default="none",
-    help="Exit 1 when the overall verdict is 'regressed'.",
+    help="Exit 1 when the gate fails: a regressed overall verdict, or a fixture x model "
+    "only one run scored.",
 )
 @translate_errors
 def compare_cmd(
     baseline: Path, candidate: Path, threshold: float, as_json: bool, fail_on: str
 ) -> None:
     """Compare CANDIDATE against BASELINE (run dirs or report.json files)."""
-    from harness.compare import any_regressed, compare, load_report
+    from harness.compare import compare, gate_failed, load_report
     from harness.report import comparison_markdown
 
     base, cand = load_report(baseline), load_report(candidate)
@@ -39,6 +40,7 @@ def compare_cmd(
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo("\n".join(comparison_markdown(result)).strip())
-    sys.exit(
-        EXIT_UNRESOLVED if fail_on == "regression" and any_regressed(result) else EXIT_RESOLVED
-    )
+    if fail_on == "regression" and gate_failed(result):
+        click.echo("gate fails: " + "; ".join(result["gate"]["reasons"]), err=True)
+        sys.exit(EXIT_UNRESOLVED)
+    sys.exit(EXIT_RESOLVED)

@@ -102,7 +102,8 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     "--fail-on",
     type=click.Choice(["unresolved", "regression"]),
     default="unresolved",
-    help="What makes the exit code 1: any unresolved item, or a regressed overall verdict.",
+    help="What makes the exit code 1: any unresolved item, or a failed comparison gate "
+    "(a regressed overall verdict, or a fixture x model only one run scored).",
 )
 @click.option(
     "--resume",
@@ -140,6 +141,9 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
     outcome = execute_run(config, Progress(), resume=resume)
     if options["as_json"]:
         click.echo(json.dumps(outcome.report.to_dict(), indent=2))
+        gate = (outcome.report.comparison or {}).get("gate") or {"passed": True}
+        if not gate["passed"]:
+            click.echo("gate fails: " + "; ".join(gate["reasons"]), err=True)
     else:
         click.echo(summary_text(outcome))
     sys.exit(outcome.exit_code)
@@ -184,14 +188,15 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: dict[
 
 
 def summary_text(outcome: RunOutcome) -> str:
+    from harness.compare import format_pp
+    from harness.report import item_cause
+
     report = outcome.report
+    timeout = report.options.get("timeout_s")
     lines = []
     for item in report.items:
-        why = item.get("error") or "; ".join(item.get("failures") or [])
-        lines.append(
-            f"{item['status']:>10}  {item['key']}"
-            + (f"  — {why}" if why and item["status"] != "resolved" else "")
-        )
+        why = item_cause(item, timeout) if item["status"] != "resolved" else ""
+        lines.append(f"{item['status']:>10}  {item['key']}" + (f"  — {why}" if why else ""))
     for s in report.summary:
         ci = s["ci"]
         rate = "n/a" if s["rate"] is None else f"{100 * s['rate']:.0f}%"
@@ -199,9 +204,18 @@ def summary_text(outcome: RunOutcome) -> str:
         lines.append(
             f"{s['fixture']} x {s['model']}: {s['resolved']}/{s['n']} resolved {rate}{ci_txt}, {s['errors']} errors"
         )
-    if report.comparison:
-        o = report.comparison["overall"]
-        lines.append(f"vs baseline: {o['verdict']} (delta {o['delta']})")
+    cmp = report.comparison
+    if cmp:
+        o = cmp["overall"]
+        ci = o.get("ci")
+        ci_txt = f", 95% CI [{format_pp(ci[0])}, {format_pp(ci[1])}]" if ci else ""
+        lines.append(f"vs baseline: {o['verdict']} ({format_pp(o['delta'])}{ci_txt})")
+        for side in ("candidate", "baseline"):
+            for m in cmp.get(f"missing_in_{side}") or []:
+                lines.append(f"missing in the {side}: {m['fixture']}:{m['model']} ({m['reason']})")
+        gate = cmp.get("gate") or {}
+        if not gate.get("passed"):
+            lines.append("gate fails: " + "; ".join(gate.get("reasons") or []))
     if report.interrupted:
         lines.append(f"interrupted: resume with --resume {outcome.run_dir}")
     lines.append(f"report: {outcome.run_dir / 'report.json'} (exit {outcome.exit_code})")

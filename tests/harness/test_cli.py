@@ -41,7 +41,7 @@ def test_run_json_prints_exactly_the_report(tmp_path: Path) -> None:
     validate_report(report)
     run_dir = next(tmp_path.iterdir())
     assert report == json.loads((run_dir / "report.json").read_text())
-    assert report["resolved"] is True and report["schema_version"] == 2
+    assert report["resolved"] is True and report["schema_version"] == 3
     assert "resolved" in proc.stderr  # progress went to stderr
 
 
@@ -213,7 +213,8 @@ def test_compare_verdicts_and_fail_on_regression(tmp_path: Path) -> None:
         cli, ["compare", str(good), str(bad), "--json", "--fail-on", "regression"]
     )
     assert worse.exit_code == 1
-    cmp = json.loads(worse.output)
+    assert "gate fails: overall verdict regressed" in worse.stderr
+    cmp = json.loads(worse.stdout)
     assert cmp["fixtures"][0]["verdict"] == "regressed" and cmp["fixtures"][0]["delta"] == -1.0
     assert cmp["overall"]["verdict"] == "regressed"  # one fixture: its own comparison
     better = CliRunner().invoke(cli, ["compare", str(bad), str(good), "--json"])

@@ -15,6 +15,7 @@ from harness.launch import AgentSpec
 from harness.plan import RunConfig
 from harness.report import RunReport, render_junit, render_markdown, validate_report
 from harness.runner import execute_run
+from harness.strata import score_limits, stratified_rate
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
 CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
@@ -56,29 +57,41 @@ def test_summary_counts_rates_and_excludes_errors() -> None:
     (s,) = summarize(items)
     assert (s["n"], s["errors"], s["resolved"]) == (4, 1, 3)
     assert s["rate"] == pytest.approx(0.75)
-    lo, hi = proportion_confint(3, 4, alpha=0.05, method="wilson")
-    assert s["ci"] == pytest.approx([lo, hi], abs=1e-9)
+    # 3 of 4 is a boundary count on both sides: the limits are the widened ones.
+    lo, hi = score_limits(3, 4)
+    assert s["ci"] == pytest.approx([float(lo), float(hi)], abs=1e-9)
+    wilson = proportion_confint(3, 4, alpha=0.05, method="wilson")
+    assert s["ci"][0] <= wilson[0] and s["ci"][1] >= wilson[1]
     assert s["errored_keys"] == ["f1:p/m:5"]
     assert set(s["pass_at_k"]) == {"1", "2", "3", "4"}
     assert s["pass_at_k"]["1"] == pytest.approx(0.75) and s["pass_hat_k"]["4"] == 0.0
     assert s["measures"]["tokens_used"]["n"] == 4
 
 
-def test_overall_uses_fixtures_as_clusters() -> None:
+def test_overall_is_the_equal_weight_mean_over_fixtures() -> None:
     items = [item("f1", t, True) for t in range(1, 5)] + [
-        item("f2", t, t == 1) for t in range(1, 5)
+        item("f2", t, t <= 4) for t in range(1, 9)
     ]
     (o,) = overall(items)
-    assert o["rate"] == pytest.approx(5 / 8) and o["clusters"] == 2 and o["resolved"] == 5
+    assert o["rate"] == pytest.approx((1.0 + 0.5) / 2) and o["strata"] == 2 and o["resolved"] == 8
+    assert o["ci"] == pytest.approx(list(stratified_rate([(4, 4), (4, 8)]).ci))
+    assert o["random_fixtures"] is None  # two fixtures say nothing about other fixtures
+
+
+def test_overall_reports_the_random_fixture_interval_only_with_many_fixtures() -> None:
+    items = [item(f"f{i}", t, t <= i % 4 + 1) for i in range(10) for t in range(1, 6)]
+    (o,) = overall(items)
+    assert o["strata"] == 10
+    assert o["random_fixtures"]["method"] == "cluster-robust-t"
 
 
 def test_comparison_is_candidate_minus_baseline_with_newcombe() -> None:
-    base = [item("f1", t, t <= 2) for t in range(1, 11)]  # 2/10
-    cand = [item("f1", t, t <= 9) for t in range(1, 11)]  # 9/10
+    base = [item("f1", t, t <= 4) for t in range(1, 21)]  # 4/20
+    cand = [item("f1", t, t <= 15) for t in range(1, 21)]  # 15/20
     cmp = compare(base, cand, 0.05, "base")
     (f,) = cmp["fixtures"]
-    assert f["delta"] == pytest.approx(0.7)
-    lo, hi = confint_proportions_2indep(9, 10, 2, 10, method="newcomb", compare="diff")
+    assert f["delta"] == pytest.approx(0.55)
+    lo, hi = confint_proportions_2indep(15, 20, 4, 20, method="newcomb", compare="diff")
     assert f["ci"] == pytest.approx([lo, hi], abs=1e-9)
     assert f["verdict"] == "improved"
     back = compare(cand, base, 0.05, "cand")
@@ -86,14 +99,15 @@ def test_comparison_is_candidate_minus_baseline_with_newcombe() -> None:
     assert cmp["wins"] == 1 and cmp["losses"] == 0
 
 
-def test_overall_comparison_pairs_at_fixture_level() -> None:
+def test_overall_comparison_is_stratified_over_fixtures() -> None:
     base = [item(f"f{i}", t, t <= 2) for i in range(1, 6) for t in range(1, 11)]
     cand = [item(f"f{i}", t, t <= 8 + (i % 2)) for i in range(1, 6) for t in range(1, 11)]
     cmp = compare(base, cand, 0.05, "b")
     o = cmp["overall"]
     deltas = [f["delta"] for f in cmp["fixtures"]]
     assert o["delta"] == pytest.approx(sum(deltas) / 5)
-    assert o["verdict"] == "improved" and o["clusters"] == 5
+    assert o["verdict"] == "improved" and o["strata"] == 5
+    assert o["method"] == "stratified-newcombe" and o["random_fixtures"] is None
 
 
 def test_inconclusive_comparison_gives_trials_for_power() -> None:
@@ -103,10 +117,15 @@ def test_inconclusive_comparison_gives_trials_for_power() -> None:
     assert f["verdict"] == "inconclusive" and f["trials_for_power"] > 10
 
 
-def test_flip_rate_counts_changed_outcomes() -> None:
-    base = [item("f1", t, t % 2 == 0) for t in range(1, 5)]
-    cand = [item("f1", t, True) for t in range(1, 5)]
-    assert compare(base, cand, 0.05, "b")["flip_rate"] == pytest.approx(0.5)
+def test_disagreement_is_expected_from_the_two_rates_not_paired_by_trial() -> None:
+    base = [item("f1", t, t % 2 == 0) for t in range(1, 5)]  # 1/2
+    cand = [item("f1", t, True) for t in range(1, 5)]  # 1
+    shuffled = list(reversed(base))
+    a = compare(base, cand, 0.05, "b")
+    b = compare(shuffled, cand, 0.05, "b")
+    assert a["fixtures"][0]["disagreement"] == pytest.approx(0.5 * 0 + 1 * 0.5)
+    assert a["overall"]["disagreement"] == b["overall"]["disagreement"]
+    assert "flip_rate" not in a
 
 
 def test_errored_items_stay_out_of_comparison() -> None:

@@ -1,0 +1,204 @@
+"""The comparison gate end to end: what a CI job gating on ``--fail-on regression`` sees.
+
+Real runs of the harness with the simulated agent (a real subprocess each), then the gate's
+exit code, its one-line reason on stderr and what report.md says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.compare import compare, gate
+from harness.report import build_report, item_cause, render_markdown
+
+REPO = Path(__file__).resolve().parent.parent.parent
+TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
+
+pytestmark = pytest.mark.e2e
+
+
+def harness(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=REPO,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def two_fixtures(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """``tiny`` and a renamed copy: a two-fixture suite that runs in a second."""
+    root = tmp_path_factory.mktemp("fixtures")
+    paths = []
+    for name in ("tiny-a", "tiny-b"):
+        shutil.copytree(TINY, root / name)
+        manifest = json.loads((root / name / "fixture.json").read_text())
+        manifest["name"] = name
+        (root / name / "fixture.json").write_text(json.dumps(manifest))
+        paths.append(str(root / name))
+    return paths
+
+
+def _run(
+    runs: Path, fixtures: list[str], behaviour: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    args = ["run", "--agent", f"sim:{behaviour}", "--trials", "3", "--concurrency", "3"]
+    for fx in fixtures:
+        args += ["--fixture", fx]
+    return harness(*args, "--runs-dir", str(runs), *extra)
+
+
+def _run_dir(runs: Path) -> Path:
+    (only,) = [p for p in runs.iterdir() if p.is_dir()]
+    return only
+
+
+@pytest.mark.parametrize("count", [1, 2], ids=["one-fixture", "two-fixtures"])
+def test_total_collapse_fails_the_gate(tmp_path: Path, two_fixtures: list[str], count: int) -> None:
+    fixtures = two_fixtures[:count]
+    assert _run(tmp_path / "base", fixtures, "honest").returncode == 0
+    baseline = _run_dir(tmp_path / "base")
+    proc = _run(
+        tmp_path / "cand",
+        fixtures,
+        "wrong-answer",
+        "--compare-baseline",
+        str(baseline),
+        "--fail-on",
+        "regression",
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "vs baseline: regressed (-100.0 pp" in proc.stdout
+    assert "gate fails: overall verdict regressed" in proc.stdout
+    report = json.loads((_run_dir(tmp_path / "cand") / "report.json").read_text())
+    assert report["comparison"]["overall"]["verdict"] == "regressed"
+    assert all(f["verdict"] == "regressed" for f in report["comparison"]["fixtures"])
+
+
+def test_an_equal_candidate_passes_the_gate(tmp_path: Path, two_fixtures: list[str]) -> None:
+    _run(tmp_path / "base", two_fixtures, "honest")
+    proc = _run(
+        tmp_path / "cand",
+        two_fixtures,
+        "honest",
+        "--compare-baseline",
+        str(_run_dir(tmp_path / "base")),
+        "--fail-on",
+        "regression",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_fixture_missing_from_the_candidate_fails_the_gate(
+    tmp_path: Path, two_fixtures: list[str]
+) -> None:
+    _run(tmp_path / "base", two_fixtures, "honest")
+    proc = _run(
+        tmp_path / "cand",
+        two_fixtures[:1],
+        "honest",
+        "--compare-baseline",
+        str(_run_dir(tmp_path / "base")),
+        "--fail-on",
+        "regression",
+    )
+    assert proc.returncode == 1
+    assert "missing in the candidate: tiny-b:sim/oracle (not run by the candidate)" in proc.stdout
+    md = (_run_dir(tmp_path / "cand") / "report.md").read_text()
+    assert "Missing in the candidate: tiny-b:sim/oracle" in md and "FAILS" in md
+
+
+def test_an_all_errored_candidate_fails_the_gate(tmp_path: Path, two_fixtures: list[str]) -> None:
+    _run(tmp_path / "base", two_fixtures, "honest")
+    proc = _run(
+        tmp_path / "cand",
+        two_fixtures,
+        "model-error",
+        "--compare-baseline",
+        str(_run_dir(tmp_path / "base")),
+        "--fail-on",
+        "regression",
+    )
+    assert proc.returncode == 3  # nothing was scored: an infrastructure failure, never a pass
+    assert "all 3 candidate items errored" in proc.stdout
+
+
+def test_a_bad_baseline_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    not_a_run = tmp_path / "empty"
+    not_a_run.mkdir()
+    proc = harness(
+        "run", "--agent", "sim", "--fixture", str(TINY), "--runs-dir", str(tmp_path / "runs"),
+        "--compare-baseline", str(not_a_run), "--fail-on", "regression",
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error: ") and "report.json" in proc.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_a_comparison_that_fails_still_writes_the_report(tmp_path: Path) -> None:
+    broken = tmp_path / "report.json"
+    broken.write_text("{not json")
+    report = build_report(run_id="r", results=[], interrupted=False, baseline=broken)
+    cmp = report.comparison
+    assert cmp is not None and cmp["error"] and not cmp["gate"]["passed"]
+    assert "comparison failed" in cmp["gate"]["reasons"][0]
+    assert "Comparison failed" in render_markdown(report, tmp_path)
+
+
+def test_agent_that_exits_zero_without_a_model_reply_is_an_infrastructure_error(
+    tmp_path: Path,
+) -> None:
+    proc = harness(
+        "run", "--fixture", str(TINY), "--model", "p/m", "--agent-bin", "/bin/true",
+        "--runs-dir", str(tmp_path), "--json",
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    (item,) = json.loads(proc.stdout)["items"]
+    assert item["status"] == "error"
+    assert item["error"] == "agent exited 0 without any model reply"
+
+
+def test_a_timed_out_item_leads_with_the_time_out() -> None:
+    item = {"timed_out": True, "error": None, "failures": ["coverage: artifact missing"]}
+    assert item_cause(item, 4.0) == "timed out after 4 s; coverage: artifact missing."
+
+
+def _items(fixture: str, outcomes: list[bool], status: str | None = None) -> list[dict]:
+    return [
+        {
+            "fixture": fixture,
+            "model": "m",
+            "trial": t,
+            "status": status or ("resolved" if ok else "unresolved"),
+            "resolved": ok and status is None,
+            **dict.fromkeys(("coverage", "delegation_evidence", "dedup", "receipts"), ok),
+        }
+        for t, ok in enumerate(outcomes, start=1)
+    ]
+
+
+def test_gate_reasons_name_every_missing_side() -> None:
+    base = _items("a", [True] * 3) + _items("b", [True] * 3)
+    cand = _items("a", [True] * 3) + _items("c", [True] * 3)
+    result = compare(base, cand, 0.05, "base")
+    assert [m["fixture"] for m in result["missing_in_candidate"]] == ["b"]
+    assert [m["fixture"] for m in result["missing_in_baseline"]] == ["c"]
+    assert not result["gate"]["passed"] and len(result["gate"]["reasons"]) == 2
+    assert gate({**result, "missing_in_candidate": [], "missing_in_baseline": []})["passed"]
+
+
+def test_nothing_in_common_fails_the_gate() -> None:
+    result = compare(_items("a", [True] * 3), _items("a", [False] * 3, status="error"), 0.05, "b")
+    assert result["overall"]["verdict"] == "inconclusive" and result["overall"]["strata"] == 0
+    assert "all 3 candidate items errored" in " ".join(result["gate"]["reasons"])
+    assert "no fixture x model scored by both runs" in result["gate"]["reasons"]
