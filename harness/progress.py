@@ -43,6 +43,8 @@ class Progress:
                 self._render()
             else:
                 extra = f" ({result.facts.error})" if result.facts.error else ""
+                if result.facts.timed_out:
+                    extra = f" (timed out after {result.facts.wall_time_s:.0f} s){extra}"
                 self._emit(
                     f"[{self.done}/{self.total}] {result.key}: {result.status}"
                     f" in {result.facts.wall_time_s:.1f}s{extra}"
