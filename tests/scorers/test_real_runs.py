@@ -1,4 +1,4 @@
-"""Score the three captured runs of the real CLI (``<repo>/../shared/real-runs``).
+"""Score the three captured runs of the real CLI (``tests/data/real-runs``).
 
 The inputs are built by hand here, as the collector would: the parent's logical path as
 the ledger records it, child session files from the ``sub-*`` dirs under
@@ -35,7 +35,7 @@ def _opener(path: Path) -> Opener | None:
 
 
 def score_run(real_runs: Path, name: str) -> ItemScore:
-    """Score one run; ``real_runs`` (tests/conftest.py) skips when shared/ is absent."""
+    """Score one run of ``real_runs`` (tests/conftest.py)."""
     run = real_runs / name
     (transcript,) = (run / "sessions").glob("*.jsonl")
     header_id = json.loads(transcript.read_bytes().split(b"\n", 1)[0])["id"]
