@@ -90,7 +90,8 @@ def answer_values(answers: Iterable[str], shard: Shard) -> list[AnswerValue]:
     values: dict[AnswerValue, None] = {}
     for answer in answers:
         text = normalise_answer(answer)
-        values[AnswerValue(integer_text(text) if wants_integer else None, text)] = None
+        integer = integer_text(text) if wants_integer else None
+        values[AnswerValue(integer, text if integer is None else integer)] = None
     return list(values)
 
 
