@@ -15,7 +15,7 @@ import polars as pl
 from harness import stats
 
 #: The gating criteria of the rubric, each reported with its own rate and interval.
-CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
+CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
 #: Efficiency figures reported as mean, sd and t interval.
 MEASURES = ("tokens_used", "turns", "wall_time_s")
 

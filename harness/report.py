@@ -19,6 +19,8 @@ from harness.compare import compare, load_report
 from harness.errors import BundleError
 from harness.results import ItemResult
 
+#: Column headings of the criteria in report.md (a criterion not listed shows its own name).
+CRITERION_LABELS = {"delegation_evidence": "delegation"}
 #: 1: issue #2 (items only). 2: summary, overall, comparison, interrupted.
 REPORT_SCHEMA_VERSION = 2
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "report.schema.json"
@@ -164,8 +166,10 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         "",
         "## Per fixture",
         "",
-        "| fixture | model | n | errors | resolved | rate | 95% CI | coverage | delegation | dedup | receipts | mean tokens |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| fixture | model | n | errors | resolved | rate | 95% CI | "
+        + " | ".join(CRITERION_LABELS.get(c, c) for c in CRITERIA)
+        + " | mean tokens |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(CRITERIA) + "---|",
     ]
     for s in report.summary:
         crit = " | ".join(_pct(s["criteria"][c]["rate"]) for c in CRITERIA)

@@ -17,7 +17,7 @@ from harness.report import RunReport, render_junit, render_markdown, validate_re
 from harness.runner import execute_run
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
-CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
+CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
 
 
 def item(

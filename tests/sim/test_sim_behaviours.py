@@ -14,7 +14,7 @@ from simkit import SHARDS, SimLayout, read_jsonl, rubric, wait_gone
 
 from harness.sim.config import Behaviours, Oracle, Shard
 
-ALL_PASS = dict.fromkeys(("coverage", "delegation", "dedup", "receipts"), True)
+ALL_PASS = dict.fromkeys(("coverage", "delegation", "dedup", "receipts", "provenance"), True)
 
 
 def _fails(*criteria: str) -> dict[str, bool]:
@@ -25,15 +25,19 @@ def _fails(*criteria: str) -> dict[str, bool]:
     ("behaviour", "verdict"),
     [
         pytest.param("honest", ALL_PASS, id="honest"),
-        pytest.param("no-spawn", _fails("delegation"), id="no-spawn"),
-        pytest.param("helper-names", _fails("delegation"), id="helper-names"),
-        pytest.param("forged-ledger", _fails("delegation"), id="forged-ledger"),
+        pytest.param("no-spawn", _fails("delegation", "provenance"), id="no-spawn"),
+        pytest.param("helper-names", _fails("delegation", "provenance"), id="helper-names"),
+        pytest.param("forged-ledger", _fails("delegation", "provenance"), id="forged-ledger"),
         pytest.param("double-spawn", _fails("dedup"), id="double-spawn"),
         pytest.param("over-budget", _fails("dedup"), id="over-budget"),
         pytest.param("retry-after-failure", ALL_PASS, id="retry-after-failure"),
-        pytest.param("silent-drop", _fails("receipts"), id="silent-drop"),
+        pytest.param("silent-drop", _fails("receipts", "provenance"), id="silent-drop"),
         pytest.param("delete-to-hide", _fails("receipts"), id="delete-to-hide"),
         pytest.param("wrong-answer", _fails("coverage"), id="wrong-answer"),
+        pytest.param("self-answer", _fails("provenance"), id="self-answer"),
+        pytest.param("answer-mismatch", _fails("provenance"), id="answer-mismatch"),
+        pytest.param("hollow-children", _fails("provenance"), id="hollow-children"),
+        pytest.param("backdated-reply", _fails("provenance"), id="backdated-reply"),
         pytest.param("stubborn-daemon", ALL_PASS, id="stubborn-daemon"),
         pytest.param("detached-grandchild", ALL_PASS, id="detached-grandchild"),
     ],
