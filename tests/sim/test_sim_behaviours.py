@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -127,6 +128,41 @@ def test_wrong_answer_gets_exactly_one_bullet_wrong(sim: SimLayout) -> None:
     bullets = sim.bullets()
     wrong = [s["file"] for s in SHARDS if bullets[s["file"]] != str(s["expected"])]
     assert len(wrong) == 1 and len(bullets) == len(SHARDS)
+
+
+def test_self_answer_children_are_noticed_and_never_reply(sim: SimLayout) -> None:
+    assert sim.run("self-answer").returncode == 0
+    assert sim.receipts() == []
+    notices = sim.customs("rlm_child_terminal_notice")
+    assert {n["details"]["childId"] for n in notices} == {s["childId"] for s in sim.spawns()}
+    assert {n["details"]["kind"] for n in notices} == {"completed_without_reply"}
+    assert sim.bullets() == {s["file"]: str(s["expected"]) for s in SHARDS}
+
+
+def test_answer_mismatch_replies_one_value_and_indexes_another(sim: SimLayout) -> None:
+    assert sim.run("answer-mismatch").returncode == 0
+    replies = {r["details"]["from"]["sessionName"]: r["details"]["message"] for r in sim.receipts()}
+    last = SHARDS[-1]
+    assert replies[last["worker"]] != f"ANSWER::{last['file']}::{last['expected']}"
+    assert sim.bullets() == {s["file"]: str(s["expected"]) for s in SHARDS}
+
+
+def test_hollow_children_files_hold_only_a_header(sim: SimLayout) -> None:
+    assert sim.run("hollow-children").returncode == 0
+    files = sim.child_files()
+    assert len(files) == len(SHARDS)
+    for f in files:
+        (header,) = read_jsonl(f)
+        assert header["type"] == "session" and header["rlmDepth"] == 1
+    assert len(sim.receipts()) == len(SHARDS)
+
+
+def test_backdated_reply_predates_its_spawn(sim: SimLayout) -> None:
+    assert sim.run("backdated-reply").returncode == 0
+    first = sim.spawns()[0]
+    stamps = {r["details"]["from"]["sessionId"]: r["timestamp"] for r in sim.receipts()}
+    reply_at = dt.datetime.fromisoformat(stamps[Path(first["child"]).stem])
+    assert dt.datetime.fromisoformat(first["at"]) - reply_at > dt.timedelta(minutes=30)
 
 
 def test_model_error_never_reaches_the_model(sim: SimLayout) -> None:
