@@ -88,7 +88,7 @@ def answer_values(answers: Iterable[str], shard: Shard) -> list[AnswerValue]:
     an integer)."""
     wants_integer = isinstance(shard.expected, int) and not isinstance(shard.expected, bool)
     values: dict[AnswerValue, None] = {}
-    for answer in answers:
+    for answer in dict.fromkeys(answers):  # a repeated bullet is normalised once
         text = normalise_answer(answer)
         integer = integer_text(text) if wants_integer else None
         values[AnswerValue(integer, text if integer is None else integer)] = None
