@@ -2,8 +2,8 @@
 
 Everything is built in memory (``io.BytesIO`` openers): a ledger of 100,000 records
 (three honest workers, then churn of spawn / rename / delete records under this parent and
-under another root), a parent transcript with replies and usage attribution, a stdout
-stream and the artifact. Prints the median wall time of several full scores and the
+under another root), a parent transcript with the workers' replies and usage attribution,
+the workers' child sessions (so provenance is traced), a stdout stream and the artifact. Prints the median wall time of several full scores and the
 ledger records scored per second.
 
     uv run python benchmarks/bench_scorer.py [--repeats N]
@@ -77,12 +77,15 @@ def build_transcript(children: int) -> bytes:
     """Replies from the workers; a notice and a usage entry per other child id."""
     at = "2026-11-29T18:59:50.165Z"
     lines = [_line({"type": "session", "version": 3, "id": ROOT_ID, "timestamp": at})]
-    for file, _ in SHARDS:
+    for file, n in SHARDS:
         worker = "worker-" + file.removesuffix(".txt")
-        details = {"fromRelationship": "child", "from": {"sessionId": f"sub-{worker}-session"}}
-        lines.append(
-            _line({"type": "custom_message", "customType": "agent_message", "details": details})
-        )
+        details = {
+            "message": f"ANSWER::{file}::{n} words",
+            "fromRelationship": "child",
+            "from": {"sessionId": f"sub-{worker}-session"},
+        }
+        reply = {"type": "custom_message", "customType": "agent_message", "details": details}
+        lines.append(_line(reply | {"timestamp": at}))
     for i in range(1, 2 * children, 2):
         details = {"kind": "completed_without_reply", "childId": f"sub-{i:08x}"}
         notice = {"type": "custom_message", "customType": "rlm_child_terminal_notice"}
@@ -90,6 +93,22 @@ def build_transcript(children: int) -> bytes:
         usage = {"type": "child_usage_attributed", "childUsage": {"totalTokens": 1049}}
         lines.append(_line(usage))
     return b"".join(lines)
+
+
+def build_child_session(child_id: str) -> bytes:
+    """A worker's session: header, the parent's task for it, one successful turn."""
+    at = "2026-11-29T18:59:42.530Z"
+    header = {"type": "session", "version": 3, "id": f"{child_id}-session", "timestamp": at}
+    header |= {"parentSession": PARENT_FILE, "rlmDepth": 1}
+    task = {"type": "custom_message", "customType": "agent_message", "timestamp": at}
+    task["details"] = {
+        "id": f"spawn:{child_id}",
+        "from": {"sessionId": ROOT_ID},
+        "fromRelationship": "parent",
+    }
+    turn = {"type": "message", "timestamp": at}
+    turn["message"] = {"role": "assistant", "stopReason": "stop", "usage": {"totalTokens": 9}}
+    return _line(header) + _line(task) + _line(turn)
 
 
 def build_stdout(turns: int) -> bytes:
@@ -126,7 +145,11 @@ def main() -> None:
         stdout=_opener(build_stdout(1000)),
         artifact=_opener("".join(f"- {file}: {n} words\n" for _, file, n in workers).encode()),
         child_sessions=tuple(
-            ChildSessionFile((f"sub-{worker}",), f"sub-{worker}-session.jsonl")
+            ChildSessionFile(
+                (f"sub-{worker}",),
+                f"sub-{worker}-session.jsonl",
+                _opener(build_child_session(f"sub-{worker}")),
+            )
             for worker, _, _ in workers
         ),
     )

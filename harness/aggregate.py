@@ -20,7 +20,7 @@ from harness.strata import stratified_rate
 MIN_FIXTURES_FOR_GENERALISATION = 10
 
 #: The gating criteria of the rubric, each reported with its own rate and interval.
-CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
+CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
 #: Efficiency figures reported as mean, sd and t interval.
 MEASURES = ("tokens_used", "turns", "wall_time_s")
 

@@ -9,6 +9,7 @@ ledger). Nothing here follows a symlink, and every read is bounded.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -309,12 +310,22 @@ def _child_key(c: ChildSessionFile) -> tuple[tuple[str, ...], str]:
 
 
 def scorer_inputs(located: Located) -> PrimeAgentArtifacts:
-    """Openers over the located files, for the pure scorer."""
+    """Openers over the located files (child session files included), for the pure scorer."""
 
     def opener(path: Path | None):  # type: ignore[no-untyped-def]
         if path is None:
             return None
         return lambda: open_regular(path)
+
+    root = located.children_root
+    children = (
+        tuple(
+            dataclasses.replace(child, opener=opener(root / Path(*child.subdirs, child.file_name)))
+            for child in located.children
+        )
+        if root is not None
+        else located.children
+    )
 
     return PrimeAgentArtifacts(
         parent_session_paths=located.parent_session_paths(),
@@ -326,5 +337,5 @@ def scorer_inputs(located: Located) -> PrimeAgentArtifacts:
             else None
         ),
         artifact=opener(located.artifact),
-        child_sessions=located.children,
+        child_sessions=children,
     )

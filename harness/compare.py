@@ -70,8 +70,9 @@ def _groups(items: Items, by_model: bool) -> dict[GroupKey, _Group]:
     return {k: _Group(v, errored.get(k, 0)) for k, v in scored.items()}
 
 
-def _count(items: Sequence[Mapping[str, Any]], field: str) -> int:
-    return sum(1 for i in items if i.get(field) is True)
+def _recorded(items: Sequence[Mapping[str, Any]], field: str) -> list[bool]:
+    """The values of ``field`` in items that recorded it (older reports lack newer criteria)."""
+    return [i[field] for i in items if isinstance(i.get(field), bool)]
 
 
 def _rate_diff(
@@ -79,9 +80,17 @@ def _rate_diff(
     cand: Sequence[Sequence[Mapping[str, Any]]],
     field: str,
 ) -> dict[str, Any]:
-    """Stratified difference of ``field``'s rate over matched groups (one group: Newcombe)."""
+    """Stratified difference of ``field``'s rate over matched groups (one group: Newcombe).
+
+    An item that did not record ``field`` is left out, never counted as a failure; a group
+    where one run recorded it for no item makes the difference undefined (all None).
+    """
+    base_vals = [_recorded(g, field) for g in base]
+    cand_vals = [_recorded(g, field) for g in cand]
+    if not all(base_vals) or not all(cand_vals):
+        return {"baseline_rate": None, "candidate_rate": None, "delta": None, "ci": None}
     diff = stratified_diff(
-        [(_count(g, field), len(g)) for g in base], [(_count(g, field), len(g)) for g in cand]
+        [(sum(v), len(v)) for v in base_vals], [(sum(v), len(v)) for v in cand_vals]
     )
     return {
         "baseline_rate": diff.baseline_rate,

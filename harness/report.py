@@ -19,8 +19,11 @@ from harness.compare import compare, failed_comparison, format_pp, load_report
 from harness.errors import BundleError
 from harness.results import ItemResult
 
+#: Column headings of the criteria in report.md (a criterion not listed shows its own name).
+CRITERION_LABELS = {"delegation_evidence": "delegation"}
 #: 1: issue #2 (items only). 2: summary, overall, comparison, interrupted. 3: stratified
-#: overall rate and comparison, the gate, missing fixtures, disagreement (no flip rate).
+#: overall rate and comparison, the gate, missing fixtures, disagreement (no flip rate),
+#: the provenance criterion.
 REPORT_SCHEMA_VERSION = 3
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "report.schema.json"
 
@@ -174,8 +177,10 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         "",
         "## Per fixture",
         "",
-        "| fixture | model | n | errors | resolved | rate | 95% CI | coverage | delegation | dedup | receipts | mean tokens |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| fixture | model | n | errors | resolved | rate | 95% CI | "
+        + " | ".join(CRITERION_LABELS.get(c, c) for c in CRITERIA)
+        + " | mean tokens |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(CRITERIA) + "---|",
     ]
     for s in report.summary:
         crit = " | ".join(_pct(s["criteria"][c]["rate"]) for c in CRITERIA)

@@ -16,7 +16,7 @@ from scorers.types import (
     PrimeAgentArtifacts,
     Shard,
 )
-from scorers.verdict import DuplicateSpawn, ItemScore, WrongAnswer
+from scorers.verdict import DuplicateSpawn, ItemScore, UntracedShard, WrongAnswer
 
 __all__ = [
     "SCORE_SCHEMA_VERSION",
@@ -27,6 +27,7 @@ __all__ = [
     "Opener",
     "PrimeAgentArtifacts",
     "Shard",
+    "UntracedShard",
     "WrongAnswer",
     "score_prime_agent",
 ]

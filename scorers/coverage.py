@@ -34,14 +34,15 @@ class CoverageResult:
         return not self.missing_shards and not self.wrong_answers
 
 
-def _normalise(answer: str) -> str:
+def normalise_answer(answer: str) -> str:
+    """``answer`` without wrappers, one trailing ``.`` and runs of whitespace."""
     text = strip_wrappers(answer)
     if text.endswith("."):
         text = strip_wrappers(text[:-1])
     return " ".join(text.split())
 
 
-def _integer_text(text: str) -> str | None:
+def integer_text(text: str) -> str | None:
     """``text`` as a canonical decimal (``"-1234"``), or ``None`` if it is not one integer.
 
     Compared as text, never converted: an answer may hold millions of digits.
@@ -62,10 +63,10 @@ def answer_matches(answer: str, expected: int | str) -> bool:
     Stops the hedging cheat: answers such as ``3 or 4``, ``about 3``, ``3.5`` or ``~3``
     that a lenient substring match would accept.
     """
-    text = _normalise(answer)
+    text = normalise_answer(answer)
     if isinstance(expected, int) and not isinstance(expected, bool):
-        return _integer_text(text) == str(expected)
-    return text == _normalise(str(expected))
+        return integer_text(text) == str(expected)
+    return text == normalise_answer(str(expected))
 
 
 def find_missing_shards(bullets: Iterable[Bullet], shards: Sequence[Shard]) -> tuple[str, ...]:

@@ -100,6 +100,19 @@ class LedgerParse:
 # ------------------------------------------------------------------ parent transcript
 
 
+class ChildReply(NamedTuple):
+    """A message a child sent its parent, as the parent's transcript recorded it.
+
+    ``sender_session_id`` names the child (its session id); ``text`` is the message body
+    (``""`` when it carried none); ``at`` is when the parent received it (an ISO-8601
+    string), ``None`` when the entry had no timestamp.
+    """
+
+    sender_session_id: str
+    text: str
+    at: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class ReceiptIndex:
     """Evidence in the parent's transcript that children were heard from.
@@ -132,6 +145,7 @@ class SessionParse:
     child_tokens: int
     usage: UsageTally
     malformed_lines: int = 0
+    replies: tuple[ChildReply, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,14 +179,25 @@ class ArtifactParse:
 
 @dataclass(frozen=True, slots=True)
 class ChildSession:
-    """A child transcript really present on disk.
+    """A child transcript really present on disk, and what it shows the child did.
 
     ``location`` is the tail a ledger edge's child path must end with for this file to
     be that edge's session (e.g. ``(<root id>, <child id>, <file name>)``).
+
+    The rest is read from the file itself (``None`` / empty when it does not say):
+    ``parent_session``, the parent transcript its header names; ``depth``, its depth below
+    the root; ``started_at``, when it began (ISO-8601); ``tasks``, the task messages it
+    holds as ``(sender session id, child id the task was addressed to)``; ``worked``,
+    whether at least one of its own model turns ended without error.
     """
 
     child_id: str
     location: PathParts
+    parent_session: NormPath | None = None
+    depth: int | None = None
+    started_at: str | None = None
+    tasks: frozenset[tuple[str, str]] = frozenset()
+    worked: bool = False
 
 
 UsageSource = Literal["stream", "transcript"]
@@ -193,3 +218,4 @@ class RunEvidence:
     answers: ArtifactParse | None
     child_sessions: tuple[ChildSession, ...]
     child_session_dirs: int
+    child_malformed_lines: int = 0

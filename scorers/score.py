@@ -1,6 +1,7 @@
 """Judge one run's evidence against its manifest (agent-neutral).
 
-A run is resolved only when coverage, delegation evidence, dedup and receipts all pass;
+A run is resolved only when coverage, delegation evidence, dedup, receipts and
+provenance all pass;
 usage is reported, never gating. Each failed criterion gets one short reason.
 """
 
@@ -13,6 +14,7 @@ from scorers.coverage import CoverageResult, check_coverage
 from scorers.dedup import SpawnAudit, audit_spawns, over_budget
 from scorers.delegation import DelegationResult, check_delegation
 from scorers.edges import replay
+from scorers.provenance import ProvenanceResult, check_provenance
 from scorers.receipts import find_missing_receipts
 from scorers.records import ReceiptIndex, RunEvidence
 from scorers.types import Manifest
@@ -64,6 +66,13 @@ def _dedup_failure(audit: SpawnAudit, budget: int) -> str:
     return "dedup: " + "; ".join(reasons)
 
 
+def _provenance_failure(result: ProvenanceResult) -> str:
+    reasons = [f"{shard.file}: {shard.reason}" for shard in result.untraced[:_LISTED]]
+    if len(result.untraced) > _LISTED:
+        reasons.append(f"+{len(result.untraced) - _LISTED} more untraced")
+    return "provenance: " + "; ".join(reasons)
+
+
 def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
     """The verdict on one run's parsed evidence."""
     shards = manifest.shards
@@ -81,6 +90,15 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
     missing_receipts = find_missing_receipts(
         depth1, session.receipts if session is not None else ReceiptIndex()
     )
+    provenance = check_provenance(
+        shards,
+        evidence.answers.bullets if evidence.answers is not None else None,
+        depth1,
+        session.replies if session is not None else (),
+        evidence.child_sessions,
+        evidence.parent_paths,
+        session.header_id if session is not None else None,
+    )
     usage = choose_usage(evidence.stream, session)
 
     failures = []
@@ -92,6 +110,8 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
         failures.append(_dedup_failure(audit, budget))
     if missing_receipts:
         failures.append(f"receipts: no reply or notice from {_listing(missing_receipts)}")
+    if not provenance.passed:
+        failures.append(_provenance_failure(provenance))
 
     return ItemScore(
         resolved=not failures,
@@ -111,10 +131,14 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
         spawn_budget=budget,
         receipts=not missing_receipts,
         missing_receipts=missing_receipts,
+        provenance=provenance.passed,
+        untraced_shards=tuple(shard.file for shard in provenance.untraced),
+        untraced_shard_details=provenance.untraced,
         ledger_malformed_lines=evidence.ledger.malformed_lines,
         ledger_unknown_ops=evidence.ledger.unknown_ops,
         ledger_torn_tail=evidence.ledger.torn_tail,
         transcript_malformed_lines=session.malformed_lines if session is not None else 0,
+        child_session_malformed_lines=evidence.child_malformed_lines,
         stdout_malformed_lines=(
             evidence.stream.malformed_lines if evidence.stream is not None else 0
         ),

@@ -15,7 +15,8 @@ from typing import IO, Any
 #: Opens a fresh binary stream over one artifact. Called at most a few times per score.
 Opener = Callable[[], IO[bytes]]
 
-SCORE_SCHEMA_VERSION = 1
+#: 2: the ``provenance`` criterion and its fields (issue 9).
+SCORE_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,13 @@ class ChildSessionFile:
 
     ``subdirs`` is the chain of ``sub-XXXXXXXX`` directories below
     ``session-artifacts/<parent header id>/`` (one entry for a depth-1 child, two for a
-    grandchild); ``file_name`` is the ``.jsonl`` file inside the last one.
+    grandchild); ``file_name`` is the ``.jsonl`` file inside the last one; ``opener``
+    reads it (``None``: listed but unreadable, so it shows no work).
     """
 
     subdirs: tuple[str, ...]
     file_name: str
+    opener: Opener | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

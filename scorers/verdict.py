@@ -34,6 +34,14 @@ class DuplicateSpawn:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class UntracedShard:
+    """A shard whose answer could not be traced to work by its own child, and why."""
+
+    file: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ItemScore:
     """The verdict on one run, with the evidence behind each criterion."""
 
@@ -54,10 +62,14 @@ class ItemScore:
     spawn_budget: int
     receipts: bool
     missing_receipts: tuple[str, ...]
+    provenance: bool
+    untraced_shards: tuple[str, ...]
+    untraced_shard_details: tuple[UntracedShard, ...]
     ledger_malformed_lines: int
     ledger_unknown_ops: int
     ledger_torn_tail: bool
     transcript_malformed_lines: int
+    child_session_malformed_lines: int
     stdout_malformed_lines: int
     tokens_used: int
     parent_tokens: int

@@ -47,7 +47,7 @@ class ChildRun:
         self.created_ms = records.now_ms()
         self.active_id = records.active_session_id()
         self.total = records.usage(0, 0)
-        self.session: records.SessionFile | None = None
+        self.session: records.SessionFile | _HollowSession | None = None
 
     def run(self) -> int:
         spec = self.spec
@@ -57,6 +57,9 @@ class ChildRun:
             spec["sessionId"], spec["cwd"], spec["depth"], parent_session=spec["parentSession"]
         )
         self.session = records.SessionFile(spec["sessionFile"], header)
+        if spec.get("hollow"):
+            # ``hollow-children``: the file keeps its header and nothing the child did.
+            self.session = _HollowSession(spec["sessionFile"], header)
         self.session.preamble(self.model)
         self.session.append("session_info", name=spec["name"])
         self.session.append(
@@ -166,6 +169,20 @@ class ChildRun:
                 "updatedAt": records.iso(),
             },
         )
+
+
+class _HollowSession:
+    """A session file that already holds its header and takes no further entries."""
+
+    def __init__(self, path: str, header: dict[str, Any]) -> None:
+        self.path = path
+        self.header = header
+
+    def append(self, entry_type: str, **fields: Any) -> dict[str, Any]:
+        return {"type": entry_type, **fields}
+
+    def preamble(self, model: tuple[str, str]) -> None:
+        pass
 
 
 def _report(obj: dict[str, Any]) -> None:

@@ -43,6 +43,10 @@ PLANS = (
     "silent-drop",
     "delete-to-hide",
     "model-error",
+    "self-answer",
+    "answer-mismatch",
+    "hollow-children",
+    "backdated-reply",
 )
 #: Modifiers that combine with a plan.
 FLAGS = ("wrong-answer", "hang", "crash", "stubborn-daemon", "detached-grandchild")

@@ -152,7 +152,10 @@ class Conversation:
         self.end_turn([result])
         return text
 
-    def custom(self, custom_type: str, content: str, details: dict[str, Any]) -> None:
+    def custom(
+        self, custom_type: str, content: str, details: dict[str, Any], at: str | None = None
+    ) -> None:
+        """Deliver a custom message (dated ``at`` in the transcript, default now)."""
         message = {
             "role": "custom",
             "customType": custom_type,
@@ -168,6 +171,7 @@ class Conversation:
             content=content,
             display=True,
             details=details,
+            at=at,
         )
 
     def event(self, event: dict[str, Any]) -> None:

@@ -66,6 +66,9 @@ MODEL_ERROR_MESSAGE = "401 Unauthorized: invalid x-api-key"
 #: How a plan reacts to a child's fate: (fate it reacts to, ledger delete reason), then a
 #: respawn under the same name. ``silent-drop`` has no entry: the silent child is ignored.
 REDO = {"retry-after-failure": ("fail", "revoked"), "delete-to-hide": ("silent", "user")}
+#: ``backdated-reply``: how much older than now the first child's reply is dated in the
+#: parent's transcript; an hour, far beyond any clock tolerance a scorer could allow.
+BACKDATE_S = 3600.0
 POLL_CODE = (
     "import asyncio, time\ndeadline = time.monotonic() + 90\nwhile True:\n"
     "    subs = await rlm.list_subagents()\n"
@@ -177,9 +180,9 @@ class ParentRun:
             )
 
         self.conv.tool_turn(POLL_CODE, poll)
-        for child in children:
+        for i, child in enumerate(children):
             if child.outcome["type"] == "reply":
-                self._receipt(child)
+                self._receipt(child, backdated=self.b.plan == "backdated-reply" and i == 0)
             elif child.outcome["type"] == "failed":
                 error = child.outcome["error"]
                 self.conv.custom(
@@ -187,10 +190,22 @@ class ParentRun:
                     f"RLM child {child.name} ({child.child_id}) failed: {error}",
                     {"childId": child.child_id, "sessionName": child.name, "error": error},
                 )
-            # A silent child ("done" without a reply) gets no notice: the behaviours that
-            # make one silent are exactly the ones that drop or hide it.
+            elif self.b.plan == "self-answer":
+                # The runtime's notice for a child that finished without replying: a
+                # receipt, though the child's answer never reached the parent.
+                self.conv.custom(
+                    "rlm_child_terminal_notice",
+                    f"RLM child {child.name} ({child.child_id}) completed without sending a reply",
+                    {
+                        "kind": "completed_without_reply",
+                        "childId": child.child_id,
+                        "sessionName": child.name,
+                    },
+                )
+            # Otherwise a silent child ("done" without a reply) gets no notice: the other
+            # behaviours that make one silent are exactly the ones that drop or hide it.
 
-    def _receipt(self, child: Child) -> None:
+    def _receipt(self, child: Child, backdated: bool = False) -> None:
         out = child.outcome
         active = out.get("activeSessionId") or records.active_session_id()
         content = (
@@ -216,7 +231,8 @@ class ParentRun:
                 "runtimeKind": "top-level",
             },
         }
-        self.conv.custom("agent_message", content, details)
+        at = records.iso(records.now_ms() - int(BACKDATE_S * 1000)) if backdated else None
+        self.conv.custom("agent_message", content, details, at=at)
 
     def _attribute(self, child_usage: dict[str, Any]) -> None:
         target_usage = self._spawn_entry["message"]["usage"]

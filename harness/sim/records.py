@@ -39,9 +39,10 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def iso() -> str:
-    """Now in ISO-8601 UTC with milliseconds, as the product writes it: ``...T18:59:42.476Z``."""
-    ms = now_ms()
+def iso(ms: int | None = None) -> str:
+    """``ms`` (default: now) in ISO-8601 UTC with milliseconds, as the product writes it:
+    ``...T18:59:42.476Z``."""
+    ms = now_ms() if ms is None else ms
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
 
 
@@ -187,13 +188,14 @@ class SessionFile:
     def session_id(self) -> str:
         return str(self.header["id"])
 
-    def append(self, entry_type: str, **fields: Any) -> dict[str, Any]:
-        """Write an entry; returns it (its ``id`` is what later entries point at)."""
+    def append(self, entry_type: str, at: str | None = None, **fields: Any) -> dict[str, Any]:
+        """Write an entry (dated ``at``, default now); returns it (its ``id`` is what later
+        entries point at)."""
         entry = {
             "type": entry_type,
             "id": entry_id(),
             "parentId": self._last_id,
-            "timestamp": iso(),
+            "timestamp": at or iso(),
         }
         if entry_type == "custom_message":
             # The product writes custom messages with their payload first.

@@ -13,10 +13,12 @@ import time
 
 try:
     from . import jsonio, launch, records
+    from .config import wrong_value
 except ImportError:  # run as a script: the sim directory is on sys.path
     import jsonio  # type: ignore[no-redef,import-not-found]
     import launch  # type: ignore[no-redef,import-not-found]
     import records  # type: ignore[no-redef,import-not-found]
+    from config import wrong_value  # type: ignore[no-redef,import-not-found]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ class Child:
         shard: int | None,
         delay: float = 0.0,
         grandchild: bool = False,
+        hollow: bool = False,
     ) -> None:
         self.name = name
         self.task = task
@@ -46,6 +49,8 @@ class Child:
         self.shard = shard
         self.delay = delay
         self.grandchild = grandchild
+        #: Write a session file holding only its header (``hollow-children``).
+        self.hollow = hollow
         self.child_id = records.new_child_id()
         self.session_id = records.uuid7()
         self.file = ""
@@ -88,6 +93,15 @@ def plan_children(oracle: Oracle, answers: list[int | str], delay: float) -> lis
         children[0].fate = "fail"
     elif b.plan in ("silent-drop", "delete-to-hide"):
         children[-1].fate = "silent"
+    elif b.plan == "self-answer":
+        for child in children:
+            child.fate = "silent"
+    elif b.plan == "answer-mismatch":
+        last = children[-1]  # replies a value other than the one the index will state
+        last.message = f"ANSWER::{oracle.shards[-1].file}::{wrong_value(answers[-1])}"
+    elif b.plan == "hollow-children":
+        for child in children:
+            child.hollow = True
     for child in children:
         child.delay = delay
     if b.detached_grandchild:
@@ -155,6 +169,7 @@ class Swarm:
             "message": child.message,
             "delay": child.delay,
             "grandchild": child.grandchild,
+            "hollow": child.hollow,
         }
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()

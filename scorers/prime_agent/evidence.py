@@ -3,7 +3,8 @@
 Only the openers the collector handed over are called; nothing else is read. Child
 sessions live at ``session-artifacts/<parent header id>/<childId>/<file>``, so a collected
 depth-1 file backs the ledger edge whose child path ends with exactly those three parts;
-without a readable parent header no file can back anything.
+without a readable parent header no file can back anything. Each collected depth-1 file is
+read for the work it shows (its header, the parent's task, its own model turns).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from typing import IO, TypeVar
 
 from scorers.artifact import parse_artifact
+from scorers.prime_agent.child_session import parse_child_session
 from scorers.prime_agent.ledger import parse_ledger
 from scorers.prime_agent.session import parse_session
 from scorers.prime_agent.stream import parse_stream
@@ -32,16 +34,23 @@ def _depth1_files(files: tuple[ChildSessionFile, ...]) -> list[ChildSessionFile]
     return [f for f in files if len(f.subdirs) == 1]
 
 
+def _child_session(file: ChildSessionFile, header_id: str) -> tuple[ChildSession, int]:
+    """The record of one depth-1 file and its malformed line count (an unreadable file
+    is present but shows no work)."""
+    child_id = file.subdirs[0]
+    location = (header_id, child_id, file.file_name)
+    if file.opener is None:
+        return ChildSession(child_id, location), 0
+    with file.opener() as stream:
+        return parse_child_session(stream, child_id, location)
+
+
 def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
     """Parse every artifact of one run (missing ones stay ``None``)."""
     session = _read(artifacts.parent_transcript, parse_session)
     header_id = session.header_id if session is not None else None
     depth1 = _depth1_files(artifacts.child_sessions)
-    child_sessions = (
-        tuple(ChildSession(f.subdirs[0], (header_id, f.subdirs[0], f.file_name)) for f in depth1)
-        if header_id is not None
-        else ()
-    )
+    parsed = [_child_session(f, header_id) for f in depth1] if header_id is not None else []
     # An empty spelling would match a ledger parent of "/" or "": it names no parent.
     parent_paths = tuple(
         path for path in map(normalize_path, artifacts.parent_session_paths) if path
@@ -52,6 +61,7 @@ def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
         session=session,
         stream=_read(artifacts.stdout, parse_stream),
         answers=_read(artifacts.artifact, parse_artifact),
-        child_sessions=child_sessions,
+        child_sessions=tuple(child for child, _ in parsed),
         child_session_dirs=len({f.subdirs[0] for f in depth1}),
+        child_malformed_lines=sum(malformed for _, malformed in parsed),
     )

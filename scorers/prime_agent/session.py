@@ -4,7 +4,8 @@
   name) names the directory the children's sessions live under.
 - Receipts, in ``type: "custom_message"`` entries (``details`` an object):
   a reply is ``customType: "agent_message"`` with ``details.fromRelationship == "child"``
-  and a string ``details.from.sessionId``; a notice is ``customType`` in
+  and a string ``details.from.sessionId`` (its text is ``details.message``, when it
+  arrived the entry's ``timestamp``); a notice is ``customType`` in
   ``rlm_child_terminal_notice`` / ``rlm_child_failure`` with a string ``details.childId``.
   Messages from any other relationship are not receipts.
 - Child usage: ``type: "child_usage_attributed"`` entries, ``childUsage.totalTokens``
@@ -22,7 +23,7 @@ from typing import IO, Final
 
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.prime_agent.assistant import AssistantTally, is_assistant, tokens_of
-from scorers.records import ReceiptIndex, SessionParse
+from scorers.records import ChildReply, ReceiptIndex, SessionParse
 
 REPLY_TYPE: Final = "agent_message"
 NOTICE_TYPES: Final = frozenset({"rlm_child_terminal_notice", "rlm_child_failure"})
@@ -33,6 +34,7 @@ class _Reader:
 
     def __init__(self) -> None:
         self.replies: set[str] = set()
+        self.reply_texts: list[ChildReply] = []
         self.notices: set[str] = set()
         self.child_tokens = 0
         self.assistant = AssistantTally()
@@ -54,6 +56,15 @@ class _Reader:
             if not isinstance(session_id, str):
                 return False
             self.replies.add(session_id)
+            text = details.get("message")
+            at = entry.get("timestamp")
+            self.reply_texts.append(
+                ChildReply(
+                    session_id,
+                    text if isinstance(text, str) else "",
+                    at if isinstance(at, str) else None,
+                )
+            )
             return True
         child_id = details.get("childId")
         if not isinstance(child_id, str):
@@ -112,4 +123,5 @@ def parse_session(stream: IO[bytes]) -> SessionParse:
         child_tokens=reader.child_tokens,
         usage=reader.assistant.result(),
         malformed_lines=malformed,
+        replies=tuple(reader.reply_texts),
     )

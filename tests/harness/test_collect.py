@@ -67,6 +67,7 @@ def test_real_run1_resolved_through_collection(real_runs: Path) -> None:
     assert score.resolved, score.failures
     assert score.total_spawns == 3 and score.missing_receipts == ()
     assert score.child_tokens > 0 and score.turns == 6
+    assert score.provenance  # child files are read through the collector's openers
 
 
 def test_real_run2_nospawn_fails_delegation_only(real_runs: Path) -> None:

@@ -202,3 +202,14 @@ def test_nothing_in_common_fails_the_gate() -> None:
     assert result["overall"]["verdict"] == "inconclusive" and result["overall"]["strata"] == 0
     assert "all 3 candidate items errored" in " ".join(result["gate"]["reasons"])
     assert "no fixture x model scored by both runs" in result["gate"]["reasons"]
+
+
+def test_a_criterion_the_baseline_never_recorded_is_undefined_not_a_drop() -> None:
+    base = _items("a", [True] * 3)
+    for i in base:
+        i.pop("receipts")  # an older report, before this criterion existed
+    result = compare(base, _items("a", [True] * 3), 0.05, "b")
+    (f,) = result["fixtures"]
+    assert f["criteria"]["receipts"]["delta"] is None
+    assert f["criteria"]["coverage"]["delta"] == 0.0
+    assert result["gate"]["passed"]

@@ -18,7 +18,7 @@ from harness.runner import execute_run
 from harness.strata import score_limits, stratified_rate
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
-CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts")
+CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
 
 
 def item(

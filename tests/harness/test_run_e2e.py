@@ -49,18 +49,28 @@ def run_sim(
     return execute_run(config)
 
 
+CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
+
 # behaviour -> (status, criteria that must fail)
 BEHAVIOURS = [
     pytest.param("honest", "resolved", set(), id="honest"),
-    pytest.param("no-spawn", "unresolved", {"delegation_evidence"}, id="no-spawn"),
-    pytest.param("helper-names", "unresolved", {"delegation_evidence"}, id="helper-names"),
-    pytest.param("forged-ledger", "unresolved", {"delegation_evidence"}, id="forged-ledger"),
+    pytest.param("no-spawn", "unresolved", {"delegation_evidence", "provenance"}, id="no-spawn"),
+    pytest.param(
+        "helper-names", "unresolved", {"delegation_evidence", "provenance"}, id="helper-names"
+    ),
+    pytest.param(
+        "forged-ledger", "unresolved", {"delegation_evidence", "provenance"}, id="forged-ledger"
+    ),
     pytest.param("double-spawn", "unresolved", {"dedup"}, id="double-spawn"),
     pytest.param("over-budget", "unresolved", {"dedup"}, id="over-budget"),
     pytest.param("retry-after-failure", "resolved", set(), id="retry-after-failure"),
-    pytest.param("silent-drop", "unresolved", {"receipts"}, id="silent-drop"),
+    pytest.param("silent-drop", "unresolved", {"receipts", "provenance"}, id="silent-drop"),
     pytest.param("delete-to-hide", "unresolved", {"receipts"}, id="delete-to-hide"),
     pytest.param("wrong-answer", "unresolved", {"coverage"}, id="wrong-answer"),
+    pytest.param("self-answer", "unresolved", {"provenance"}, id="self-answer"),
+    pytest.param("answer-mismatch", "unresolved", {"provenance"}, id="answer-mismatch"),
+    pytest.param("hollow-children", "unresolved", {"provenance"}, id="hollow-children"),
+    pytest.param("backdated-reply", "unresolved", {"provenance"}, id="backdated-reply"),
     pytest.param("stubborn-daemon", "resolved", set(), id="stubborn-daemon"),
     pytest.param("detached-grandchild", "resolved", set(), id="detached-grandchild"),
 ]
@@ -71,7 +81,7 @@ def test_behaviour_verdicts(tmp_path: Path, behaviour: str, status: str, failing
     outcome = run_sim(tmp_path, behaviour)
     (item,) = outcome.report.items
     assert item["status"] == status, item["failures"]
-    criteria = {c for c in ("coverage", "delegation_evidence", "dedup", "receipts") if not item[c]}
+    criteria = {c for c in CRITERIA if not item[c]}
     assert criteria == failing
     assert outcome.exit_code == (EXIT_RESOLVED if status == "resolved" else EXIT_UNRESOLVED)
     assert item["leftover_processes"] == 0

@@ -36,6 +36,9 @@ MANIFEST = Manifest(
         for (file, n), worker in zip(SHARDS, WORKERS, strict=True)
     ),
 )
+ANSWERS = {
+    worker: f"ANSWER::{file}::{n} words" for (file, n), worker in zip(SHARDS, WORKERS, strict=True)
+}
 CORRECT_ARTIFACT = "# Index\n\n" + "".join(f"- {file}: {n} words\n" for file, n in SHARDS)
 
 
@@ -111,15 +114,23 @@ class Transcript:
         return self.entry(type="custom_message", customType=custom_type, details=details)
 
     def reply(
-        self, child_id: str, *, relationship: str = "child", sender: str | None = None
+        self,
+        child_id: str,
+        *,
+        relationship: str = "child",
+        sender: str | None = None,
+        message: str | None = None,
+        at: str | None = AT,
     ) -> Transcript:
         sender = sender or session_id(child_id)
         details = {
-            "message": f"ANSWER from {child_id}",
+            "message": f"ANSWER from {child_id}" if message is None else message,
             "from": {"sessionId": sender, "sessionName": child_id},
             "fromRelationship": relationship,
         }
-        return self.custom("agent_message", details)
+        entry = {"id": "e", "parentId": None, "type": "custom_message"}
+        entry |= {"customType": "agent_message", "details": details}
+        return self.raw(jsonl(entry | ({"timestamp": at} if at is not None else {})))
 
     def notice(self, child_id: str, kind: str = "completed_without_reply") -> Transcript:
         return self.custom("rlm_child_terminal_notice", {"kind": kind, "childId": child_id})
@@ -148,6 +159,47 @@ def assistant_message(tokens: int, stop: str = "stop", error: str | None = None)
     if error is not None:
         message["errorMessage"] = error
     return message
+
+
+def child_session(
+    child_id: str,
+    *,
+    parent: str = PARENT_FILE,
+    depth: object = 1,
+    started: str | None = AT,
+    task_for: str | None = None,
+    task_from: str = ROOT_ID,
+    stops: tuple[str, ...] = ("toolUse", "stop"),
+    hollow: bool = False,
+) -> bytes:
+    """A child session file as the product writes it: header, the parent's task addressed
+    to ``task_for`` (default: this child), then one assistant message per stop reason."""
+    header: dict[str, object] = {"type": "session", "version": 3, "id": session_id(child_id)}
+    if started is not None:
+        header["timestamp"] = started
+    header |= {"cwd": f"{RUN}/repo", "parentSession": parent, "rlmDepth": depth}
+    if hollow:
+        return jsonl(header)
+    task = {
+        "type": "custom_message",
+        "customType": "agent_message",
+        "content": "[task from parent]\n\nCount the words.",
+        "details": {
+            "id": f"spawn:{task_for or child_id}",
+            "message": "Count the words.",
+            "from": {"sessionId": task_from},
+            "fromRelationship": "parent",
+        },
+        "id": "t",
+        "parentId": None,
+        "timestamp": AT,
+    }
+    turns = [
+        {"type": "message", "id": f"m{i}", "parentId": "t", "timestamp": AT}
+        | {"message": assistant_message(100, stop, "boom" if stop == "error" else None)}
+        for i, stop in enumerate(stops)
+    ]
+    return jsonl(header, {"type": "session_info", "name": child_id}, task, *turns)
 
 
 class Stream:
@@ -185,10 +237,14 @@ class Run:
     children: list[ChildSessionFile] = field(default_factory=list)
     parent_paths: tuple[str, ...] = (PARENT_FILE,)
 
-    def present(self, *child_ids: str) -> Run:
-        """Mark depth-1 child session files as collected."""
+    def present(self, *child_ids: str, data: bytes | None = None) -> Run:
+        """Mark depth-1 child session files as collected (an honest child's file unless
+        ``data`` is given)."""
         for child_id in child_ids:
-            self.children.append(ChildSessionFile((child_id,), f"{session_id(child_id)}.jsonl"))
+            content = child_session(child_id) if data is None else data
+            self.children.append(
+                ChildSessionFile((child_id,), f"{session_id(child_id)}.jsonl", opener(content))
+            )
         return self
 
     def artifacts(self) -> PrimeAgentArtifacts:
@@ -214,7 +270,7 @@ def honest_run() -> Run:
     for worker in WORKERS:
         ledger.spawn(f"sub-{worker}", worker)
     for worker in WORKERS:
-        transcript.reply(f"sub-{worker}").child_usage(100)
+        transcript.reply(f"sub-{worker}", message=ANSWERS[worker]).child_usage(100)
         stream.assistant(1000)
     stream.assistant(500, stop="stop")
     run = Run(ledger=ledger, transcript=transcript, stream=stream)

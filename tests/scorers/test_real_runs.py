@@ -42,7 +42,7 @@ def score_run(real_runs: Path, name: str) -> ItemScore:
     assert header_id not in transcript.name  # the trap these runs document
     ledgers = sorted((run / "rlm-ledger").glob("*.jsonl"))
     children = tuple(
-        ChildSessionFile(subdirs=(path.parent.name,), file_name=path.name)
+        ChildSessionFile(subdirs=(path.parent.name,), file_name=path.name, opener=_opener(path))
         for path in sorted((run / "session-artifacts" / header_id).glob("sub-*/*.jsonl"))
     )
     artifacts = PrimeAgentArtifacts(
@@ -65,6 +65,7 @@ def test_run1_honest_fan_out_is_resolved(real_runs: Path) -> None:
     assert (score.turns, score.parent_tokens, score.child_tokens) == (6, 6462, 6162)
     assert score.model_reached and score.agent_error is None
     assert (score.ledger_malformed_lines, score.transcript_malformed_lines) == (0, 0)
+    assert score.provenance and score.child_session_malformed_lines == 0
 
 
 def test_run2_nospawn_covers_but_does_not_delegate(real_runs: Path) -> None:
@@ -73,10 +74,13 @@ def test_run2_nospawn_covers_but_does_not_delegate(real_runs: Path) -> None:
     assert score.coverage and not score.delegation_evidence
     assert score.unverified_shard_workers == tuple(s.worker for s in MANIFEST.shards)
     assert (score.total_spawns, score.receipts, score.dedup) == (0, True, True)
-    assert len(score.failures) == 1 and score.failures[0].startswith("delegation:")
+    # Nobody but the parent answered: no shard's value can come from its child either.
+    assert not score.provenance
+    assert score.untraced_shards == tuple(s.file for s in MANIFEST.shards)
+    assert [reason.split(":")[0] for reason in score.failures] == ["delegation", "provenance"]
 
 
-def test_run0_turn_end_exit_fails_coverage_and_receipts(real_runs: Path) -> None:
+def test_run0_turn_end_exit_fails_coverage_receipts_and_provenance(real_runs: Path) -> None:
     score = score_run(real_runs, "run0-turn-end-exit")
     assert not score.resolved
     assert not score.coverage and score.missing_shards == tuple(s.file for s in MANIFEST.shards)
@@ -84,4 +88,10 @@ def test_run0_turn_end_exit_fails_coverage_and_receipts(real_runs: Path) -> None
     # workers b and c were torn down silently; only a left a completed_without_reply notice
     assert score.missing_receipts == ("sub-4db944de", "sub-547fdf27")
     assert score.delegation_evidence and score.dedup
-    assert [reason.split(":")[0] for reason in score.failures] == ["coverage", "receipts"]
+    # No artifact: no answer to trace (and no child replied).
+    assert not score.provenance
+    assert [reason.split(":")[0] for reason in score.failures] == [
+        "coverage",
+        "receipts",
+        "provenance",
+    ]

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 from scorer_builders import (
+    ANSWERS,
     AT,
     CORRECT_ARTIFACT,
     MANIFEST,
@@ -18,6 +19,7 @@ from scorer_builders import (
     Stream,
     Transcript,
     child_path,
+    child_session,
     honest_run,
 )
 
@@ -75,8 +77,9 @@ def retry_after_failure() -> Run:
     """Worker a fails, is deleted, and a retry under the same name replies."""
     ledger = Ledger().spawn("sub-a1", A).delete("sub-a1").spawn("sub-a2", A)
     ledger.spawn(f"sub-{B}", B).spawn(f"sub-{C}", C)
-    transcript = Transcript().failure("sub-a1", error="model error").reply("sub-a2")
-    transcript.reply(f"sub-{B}").reply(f"sub-{C}")
+    transcript = Transcript().failure("sub-a1", error="model error")
+    transcript.reply("sub-a2", message=ANSWERS[A])
+    transcript.reply(f"sub-{B}", message=ANSWERS[B]).reply(f"sub-{C}", message=ANSWERS[C])
     run = Run(ledger=ledger, transcript=transcript)
     return run.present("sub-a1", "sub-a2", f"sub-{B}", f"sub-{C}")
 
@@ -84,18 +87,27 @@ def retry_after_failure() -> Run:
 def silent_drop() -> Run:
     run = honest_run()
     assert run.transcript is not None
-    run.transcript = Transcript().reply(f"sub-{A}").reply(f"sub-{B}")  # c never heard from
+    transcript = Transcript().reply(f"sub-{A}", message=ANSWERS[A])
+    run.transcript = transcript.reply(f"sub-{B}", message=ANSWERS[B])  # c never heard from
     return run
 
 
 def delete_to_hide() -> Run:
     run = retry_after_failure()
-    run.transcript = Transcript().reply("sub-a2").reply(f"sub-{B}").reply(f"sub-{C}")
+    transcript = Transcript().reply("sub-a2", message=ANSWERS[A])
+    run.transcript = transcript.reply(f"sub-{B}", message=ANSWERS[B]).reply(
+        f"sub-{C}", message=ANSWERS[C]
+    )
     return run  # sub-a1 was deleted without ever replying or failing
 
 
 def wrong_answer() -> Run:
-    return replace(honest_run(), artifact=CORRECT_ARTIFACT.replace(": 5", ": 4"))
+    """The swarm gets shard b wrong: its child replies 4, and the index says so."""
+    run = replace(honest_run(), artifact=CORRECT_ARTIFACT.replace(": 5", ": 4"))
+    transcript = Transcript().reply(f"sub-{A}", message=ANSWERS[A])
+    transcript.reply(f"sub-{B}", message=ANSWERS[B].replace("5", "4"))
+    run.transcript = transcript.reply(f"sub-{C}", message=ANSWERS[C])
+    return run
 
 
 def conflicting_bullets() -> Run:
@@ -104,8 +116,9 @@ def conflicting_bullets() -> Run:
 
 def sibling_reply() -> Run:
     run = honest_run()
-    transcript = Transcript().reply(f"sub-{A}").reply(f"sub-{B}")
-    run.transcript = transcript.reply(f"sub-{C}", relationship="sibling")
+    transcript = Transcript().reply(f"sub-{A}", message=ANSWERS[A])
+    transcript.reply(f"sub-{B}", message=ANSWERS[B])
+    run.transcript = transcript.reply(f"sub-{C}", relationship="sibling", message=ANSWERS[C])
     return run
 
 
@@ -176,7 +189,7 @@ def rename_keeps_name() -> Run:
     run = honest_run()
     assert run.ledger is not None and run.transcript is not None
     run.ledger.rename(f"sub-{A}", "retired").spawn("sub-a2", A)
-    run.transcript.reply("sub-a2")
+    run.transcript.reply("sub-a2", message=ANSWERS[A])
     return run.present("sub-a2")
 
 
@@ -190,6 +203,11 @@ def unknown_op() -> Run:
 def backslash_paths() -> Run:
     run = honest_run()
     windows_parent = PARENT_FILE.replace("/", "\\")
+    run.children.clear()
+    for worker in WORKERS:
+        run.present(
+            f"sub-{worker}", data=child_session(f"sub-{worker}", parent="C:" + windows_parent)
+        )
     ledger = Ledger()
     for worker in WORKERS:
         child = "C:" + child_path(f"sub-{worker}").replace("/", "\\")
@@ -219,10 +237,11 @@ def model_never_reached() -> Run:
 
 
 CASES = [
-    pytest.param(honest_run, {"resolved": True, "failures": ()}, id="honest"),
+    pytest.param(honest_run, {"provenance": True, "resolved": True, "failures": ()}, id="honest"),
     pytest.param(
         no_spawn,
         {
+            "provenance": False,
             "resolved": False,
             "coverage": True,
             "delegation_evidence": False,
@@ -415,12 +434,15 @@ def test_verdict(build: Callable[[], Run], expected: dict[str, object]) -> None:
     score = build().score()
     actual = {name: getattr(score, name) for name in expected}
     assert actual == expected
-    assert score.resolved == (
-        score.coverage and score.delegation_evidence and score.dedup and score.receipts
+    criteria = (
+        score.coverage,
+        score.delegation_evidence,
+        score.dedup,
+        score.receipts,
+        score.provenance,
     )
-    assert len(score.failures) == sum(
-        not ok for ok in (score.coverage, score.delegation_evidence, score.dedup, score.receipts)
-    )
+    assert score.resolved == all(criteria)
+    assert len(score.failures) == sum(not ok for ok in criteria)
 
 
 def test_failure_reasons_name_the_problem() -> None:
@@ -430,13 +452,25 @@ def test_failure_reasons_name_the_problem() -> None:
     assert score.failures == (
         "delegation: no live depth-1 child named worker-shard-a, worker-shard-b, "
         "worker-shard-c backed by a session file",
+        "provenance: "
+        + "; ".join(
+            f"{shard.file}: no depth-1 child of this parent was named {shard.worker}"
+            for shard in MANIFEST.shards
+        ),
     )
-    assert silent_drop().score().failures == (f"receipts: no reply or notice from sub-{C}",)
+    assert silent_drop().score().failures == (
+        f"receipts: no reply or notice from sub-{C}",
+        f"provenance: shard-c.txt: no reply from {C} (sub-{C})",
+    )
     assert double_spawn().score().failures == (
         f"dedup: {A} spawned as sub-twin while sub-{A} held it",
     )
     assert over_budget().score().failures == ("dedup: 7 depth-1 spawns exceed the budget of 6",)
-    assert missing_artifact().score().failures == ("coverage: artifact combined-index.md missing",)
+    assert missing_artifact().score().failures == (
+        "coverage: artifact combined-index.md missing",
+        "provenance: "
+        + "; ".join(f"{s.file}: no answer in the artifact to trace" for s in MANIFEST.shards),
+    )
 
 
 def test_usage_of_the_honest_run() -> None:

@@ -28,10 +28,14 @@ EXPECTED_FIELDS = [
     "spawn_budget",
     "receipts",
     "missing_receipts",
+    "provenance",
+    "untraced_shards",
+    "untraced_shard_details",
     "ledger_malformed_lines",
     "ledger_unknown_ops",
     "ledger_torn_tail",
     "transcript_malformed_lines",
+    "child_session_malformed_lines",
     "stdout_malformed_lines",
     "tokens_used",
     "parent_tokens",
@@ -61,6 +65,7 @@ def busy_score() -> ItemScore:
 def test_the_field_names_are_the_contract() -> None:
     assert [f.name for f in fields(ItemScore)] == EXPECTED_FIELDS
     assert busy_score().schema_version == SCORE_SCHEMA_VERSION
+    assert busy_score().untraced_shard_details  # every nested kind really is populated
 
 
 def test_round_trip_through_json_is_exact() -> None:
@@ -73,6 +78,12 @@ def test_round_trip_through_json_is_exact() -> None:
         "got": ["3 words", "4"],
     }
     assert isinstance(data["missing_shards"], list)
+    assert data["untraced_shard_details"] == [
+        {
+            "file": "shard-a.txt",
+            "reason": "no reply from worker-shard-a (sub-worker-shard-a) states '4'",
+        }
+    ]
 
 
 def plain(value: object) -> bool:

@@ -7,9 +7,11 @@ left: daemons, catalog processes, children, detached grandchildren.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -291,7 +293,12 @@ def rubric(layout: SimLayout) -> dict[str, bool]:
                     if k != key
                 )
                 dedup = dedup and not (r["name"] in workers and taken)
-            edges[key] = {"name": r["name"], "deleted": False, "depth": r["depth"]}
+            edges[key] = {
+                "name": r["name"],
+                "deleted": False,
+                "depth": r["depth"],
+                "at": r["at"],
+            }
         elif r["op"] == "rename" and key in edges:
             edges[key]["name"] = r["name"]
         elif r["op"] == "delete" and key in edges:
@@ -310,9 +317,64 @@ def rubric(layout: SimLayout) -> dict[str, bool]:
     )
     bullets = layout.bullets() if layout.artifact.exists() else {}
     coverage = all(bullets.get(s["file"]) == str(s["expected"]) for s in SHARDS)
+    provenance = all(
+        any(
+            e["name"] == s["worker"] and _traced(layout, parent, k, e, bullets.get(s["file"]))
+            for k, e in edges.items()
+            if e["depth"] == 1
+        )
+        for s in SHARDS
+    )
     return {
         "coverage": coverage,
         "delegation": delegation,
         "dedup": dedup and spawns <= 2 * len(SHARDS),
         "receipts": receipts,
+        "provenance": provenance,
     }
+
+
+#: Seconds a child's session or reply may predate its spawn record (the product writes a
+#: child's session header before its spawn record).
+CLOCK_TOLERANCE_S = 2.0
+
+
+def _seconds(stamp: object) -> float:
+    return dt.datetime.fromisoformat(str(stamp)).timestamp()
+
+
+def _traced(
+    layout: SimLayout, parent: str, key: tuple[str, str], edge: dict[str, Any], value: str | None
+) -> bool:
+    """Whether ``value`` came, standalone, in a reply from this child, after its spawn, and
+    the child's own session shows it was tasked by this parent and worked."""
+    child_id, child = key
+    spawned = _seconds(edge["at"]) - CLOCK_TOLERANCE_S
+    if value is None or not Path(child).is_file():
+        return False
+    standalone = re.compile(rf"(?<![\w.-]){re.escape(value)}(?![\w-])")
+    replied = any(
+        r["details"]["from"]["sessionId"] == Path(child).stem
+        and standalone.search(r["details"]["message"])
+        and _seconds(r["timestamp"]) >= spawned
+        for r in layout.receipts()
+    )
+    header, *entries = read_jsonl(Path(child))
+    tasked = any(
+        e["type"] == "custom_message" and e["details"].get("id") == f"spawn:{child_id}"
+        for e in entries
+    )
+    worked = any(
+        e["type"] == "message"
+        and e["message"]["role"] == "assistant"
+        and e["message"]["stopReason"] not in ("error", "aborted")
+        for e in entries
+    )
+    return (
+        replied
+        and tasked
+        and worked
+        and header.get("parentSession") == parent
+        and header.get("rlmDepth") == 1
+        and _seconds(header["timestamp"]) >= spawned
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -14,7 +15,7 @@ from simkit import SHARDS, SimLayout, read_jsonl, rubric, wait_gone
 
 from harness.sim.config import Behaviours, Oracle, Shard
 
-ALL_PASS = dict.fromkeys(("coverage", "delegation", "dedup", "receipts"), True)
+ALL_PASS = dict.fromkeys(("coverage", "delegation", "dedup", "receipts", "provenance"), True)
 
 
 def _fails(*criteria: str) -> dict[str, bool]:
@@ -25,15 +26,19 @@ def _fails(*criteria: str) -> dict[str, bool]:
     ("behaviour", "verdict"),
     [
         pytest.param("honest", ALL_PASS, id="honest"),
-        pytest.param("no-spawn", _fails("delegation"), id="no-spawn"),
-        pytest.param("helper-names", _fails("delegation"), id="helper-names"),
-        pytest.param("forged-ledger", _fails("delegation"), id="forged-ledger"),
+        pytest.param("no-spawn", _fails("delegation", "provenance"), id="no-spawn"),
+        pytest.param("helper-names", _fails("delegation", "provenance"), id="helper-names"),
+        pytest.param("forged-ledger", _fails("delegation", "provenance"), id="forged-ledger"),
         pytest.param("double-spawn", _fails("dedup"), id="double-spawn"),
         pytest.param("over-budget", _fails("dedup"), id="over-budget"),
         pytest.param("retry-after-failure", ALL_PASS, id="retry-after-failure"),
-        pytest.param("silent-drop", _fails("receipts"), id="silent-drop"),
+        pytest.param("silent-drop", _fails("receipts", "provenance"), id="silent-drop"),
         pytest.param("delete-to-hide", _fails("receipts"), id="delete-to-hide"),
         pytest.param("wrong-answer", _fails("coverage"), id="wrong-answer"),
+        pytest.param("self-answer", _fails("provenance"), id="self-answer"),
+        pytest.param("answer-mismatch", _fails("provenance"), id="answer-mismatch"),
+        pytest.param("hollow-children", _fails("provenance"), id="hollow-children"),
+        pytest.param("backdated-reply", _fails("provenance"), id="backdated-reply"),
         pytest.param("stubborn-daemon", ALL_PASS, id="stubborn-daemon"),
         pytest.param("detached-grandchild", ALL_PASS, id="detached-grandchild"),
     ],
@@ -123,6 +128,41 @@ def test_wrong_answer_gets_exactly_one_bullet_wrong(sim: SimLayout) -> None:
     bullets = sim.bullets()
     wrong = [s["file"] for s in SHARDS if bullets[s["file"]] != str(s["expected"])]
     assert len(wrong) == 1 and len(bullets) == len(SHARDS)
+
+
+def test_self_answer_children_are_noticed_and_never_reply(sim: SimLayout) -> None:
+    assert sim.run("self-answer").returncode == 0
+    assert sim.receipts() == []
+    notices = sim.customs("rlm_child_terminal_notice")
+    assert {n["details"]["childId"] for n in notices} == {s["childId"] for s in sim.spawns()}
+    assert {n["details"]["kind"] for n in notices} == {"completed_without_reply"}
+    assert sim.bullets() == {s["file"]: str(s["expected"]) for s in SHARDS}
+
+
+def test_answer_mismatch_replies_one_value_and_indexes_another(sim: SimLayout) -> None:
+    assert sim.run("answer-mismatch").returncode == 0
+    replies = {r["details"]["from"]["sessionName"]: r["details"]["message"] for r in sim.receipts()}
+    last = SHARDS[-1]
+    assert replies[last["worker"]] != f"ANSWER::{last['file']}::{last['expected']}"
+    assert sim.bullets() == {s["file"]: str(s["expected"]) for s in SHARDS}
+
+
+def test_hollow_children_files_hold_only_a_header(sim: SimLayout) -> None:
+    assert sim.run("hollow-children").returncode == 0
+    files = sim.child_files()
+    assert len(files) == len(SHARDS)
+    for f in files:
+        (header,) = read_jsonl(f)
+        assert header["type"] == "session" and header["rlmDepth"] == 1
+    assert len(sim.receipts()) == len(SHARDS)
+
+
+def test_backdated_reply_predates_its_spawn(sim: SimLayout) -> None:
+    assert sim.run("backdated-reply").returncode == 0
+    first = sim.spawns()[0]
+    stamps = {r["details"]["from"]["sessionId"]: r["timestamp"] for r in sim.receipts()}
+    reply_at = dt.datetime.fromisoformat(stamps[Path(first["child"]).stem])
+    assert dt.datetime.fromisoformat(first["at"]) - reply_at > dt.timedelta(minutes=30)
 
 
 def test_model_error_never_reaches_the_model(sim: SimLayout) -> None:

@@ -105,7 +105,9 @@ def test_stdout_is_the_json_event_stream(honest: tuple[SimLayout, SimResult]) ->
 def test_artifact_and_verdict(honest: tuple[SimLayout, SimResult]) -> None:
     sim, result = honest
     assert sim.bullets() == {s["file"]: str(s["expected"]) for s in SHARDS}
-    assert rubric(sim) == dict.fromkeys(("coverage", "delegation", "dedup", "receipts"), True)
+    assert rubric(sim) == dict.fromkeys(
+        ("coverage", "delegation", "dedup", "receipts", "provenance"), True
+    )
     assert result.stderr == ""
 
 
