@@ -71,6 +71,8 @@ class ItemOptions:
     token_prefix: str = "item"
     #: The run's cache of committed fixture repos (None: build each repo afresh).
     templates: RepoTemplates | None = None
+    #: Where auth.json/models.json are copied from (None: the user's agent home).
+    agent_home_source: Path | None = None
 
 
 def run_item(
@@ -106,7 +108,8 @@ def run_item(
     start_error: str | None = None
     swept = False
     try:
-        ws = build_workspace(root, work.fixture.path, source_agent_home(os.environ), opts.templates)
+        home_source = opts.agent_home_source or source_agent_home(os.environ)
+        ws = build_workspace(root, work.fixture.path, home_source, opts.templates)
         env, set_names = agent_env(os.environ, ws, token)
         try:
             prefix = opts.agent.resolve_command()
@@ -172,7 +175,7 @@ def run_item(
             "notes": list(located.notes),
             "truncated": [c.name for c in copies if c.truncated],
         }
-        meta["manifest"] = _manifest_dict(work.fixture.manifest)
+        meta["manifest"] = manifest_dict(work.fixture.manifest)
         if opts.keep_workdir:
             meta["workdir"] = str(root)
     except NotStarted:
@@ -211,7 +214,7 @@ def make_result(work: WorkItem, item_dir: Path, score: ItemScore, facts: RunFact
     )
 
 
-def _manifest_dict(manifest: Manifest) -> dict[str, Any]:
+def manifest_dict(manifest: Manifest) -> dict[str, Any]:
     return {
         "name": manifest.name,
         "artifact": manifest.artifact,

@@ -76,6 +76,14 @@ class Conversation:
         task = self.root_task or ""
         return [ShardJob(m["path"], m["worker"]) for m in SHARD_LINE_RE.finditer(task)]
 
+    def shard_files(self) -> list[str]:
+        """The shard files this conversation is about: the root task's, or a child's one."""
+        task = self.child_task
+        if task is not None:
+            job = CHILD_JOB_RE.search(task)
+            return [job["path"]] if job else []
+        return [j.path for j in self.shard_jobs()]
+
     def steps(self) -> list[str]:
         """The markers of the scripted model's own earlier turns, in order."""
         return [e.step for e in self.events if e.role == "assistant" and e.step]

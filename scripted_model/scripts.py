@@ -30,8 +30,11 @@ GIVE_UP_POLLS = 3
 RESPAWN_TRIES = 60
 #: What the poll cell prints when no child is running any more.
 ALL_FINISHED = "ALL_FINISHED"
+#: What a respawn cell prints when the product refuses the spawn.
+SPAWN_REFUSED = "SPAWN_REFUSED"
 #: The artifact when the task does not name one.
 DEFAULT_ARTIFACT = "combined-index.md"
+SCRATCH_RE = re.compile(r"SCRATCH=(?P<k>\d+)")
 ARTIFACT_RE = re.compile(r"write the file (?P<name>[\w.-]+)")
 
 
@@ -50,6 +53,8 @@ class Script:
     wrong_answer: bool = False
     silent_child: bool = False
     retry_after_failure: bool = False
+    #: Spawn shards + 1 extra children under scratch names: one more than the budget.
+    over_budget: bool = False
 
 
 SCRIPTS: dict[str, Script] = {
@@ -59,9 +64,16 @@ SCRIPTS: dict[str, Script] = {
         Script("no-spawn", "unresolved", ("delegation",), spawn=False),
         Script("helper-names", "unresolved", ("delegation",), helper_names=True),
         Script("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
-        Script("double-spawn", "unresolved", ("dedup",), double_spawn=True),
+        # The real CLI (v0.8.0) refuses a second depth-1 child under a name a retained child
+        # holds ("an agent of that name already exists"), finished or not: the refused
+        # spawn leaves no ledger record, and the harness must not count it.
+        Script("double-spawn", "resolved", double_spawn=True),
+        # One spawn more than the budget (2 x shards), under scratch names that reply.
+        Script("over-budget", "unresolved", ("dedup",), over_budget=True),
         Script("silent-child", "unresolved", ("coverage",), silent_child=True),
-        Script("early-exit", "unresolved", ("coverage",), early_exit=True),
+        # The CLI exits when the parent ends its turn; the children are torn down before
+        # they reply, and no notice covers them all (CONTRACT §1, real-runs/run0).
+        Script("early-exit", "unresolved", ("coverage", "receipts"), early_exit=True),
         Script("retry-after-failure", "resolved", retry_after_failure=True),
     )
 }
@@ -127,19 +139,30 @@ def _parent_turn(
         and _finished(conv.last_tool_text(), first.worker)
     ):
         return ToolCall(_respawn_cell(first, 0, attempt=2, delete=True, step="retry"))
-    complete = all(j.file in answers for j in jobs)
+    complete = all(j.file in answers for j in jobs) and len(conv.replies()) >= len(
+        jobs
+    ) + _extra_children(script, jobs)
     if script.double_spawn and "double" not in steps and complete:
-        # The first worker has replied and finished but was never deleted: it still holds
-        # its name, and a second spawn under that name is what the dedup rule forbids.
-        return ToolCall(_respawn_cell(first, 0, attempt=2, delete=False, step="double"))
+        # The first worker has replied and finished but was never deleted, so it still holds
+        # its name: a second spawn under it would break dedup, if the product allowed it.
+        return ToolCall(_respawn_cell(first, 0, attempt=2, delete=False, step="double", tries=1))
     doubled = not script.double_spawn or (
-        "double" in steps and sum(1 for name, _ in conv.replies() if name == first.worker) >= 2
+        "double" in steps
+        and (
+            SPAWN_REFUSED in conv.last_tool_text()
+            or sum(1 for name, _ in conv.replies() if name == first.worker) >= 2
+        )
     )
     if complete and doubled:
         return ToolCall(_write_cell(artifact, jobs, answers))
     if conv.polls_since_last_reply(ALL_FINISHED) >= GIVE_UP_POLLS:
         return ToolCall(_write_cell(artifact, jobs, answers))
     return ToolCall(_poll_cell())
+
+
+def _extra_children(script: Script, jobs: list[ShardJob]) -> int:
+    """Scratch children beyond one per shard: with over-budget, 2 x shards + 1 spawns in all."""
+    return len(jobs) + 1 if script.over_budget else 0
 
 
 def _artifact(task: str) -> str:
@@ -168,22 +191,27 @@ def _spawn_cell(script: Script, jobs: list[ShardJob]) -> str:
         name = f"helper-{i + 1}" if script.helper_names else job.worker
         prompt = _child_prompt(job, i, attempt=1)
         lines.append(f"handles.append(await rlm({prompt!r}, name={name!r}))")
+    for k in range(1, _extra_children(script, jobs) + 1):
+        prompt = f"Take a note on the repository layout, then reply to the parent.\nSCRATCH={k}"
+        lines.append(f"handles.append(await rlm({prompt!r}, name='scratch-{k}'))")
     lines += ["for h in handles:", "    print(h)"]
     return "\n".join(lines) + "\n"
 
 
-def _respawn_cell(job: ShardJob, index: int, attempt: int, delete: bool, step: str) -> str:
+def _respawn_cell(
+    job: ShardJob, index: int, attempt: int, delete: bool, step: str, tries: int = RESPAWN_TRIES
+) -> str:
     prompt = _child_prompt(job, index, attempt)
     lines = [f"# scripted:{step}", "import asyncio"]
     if delete:
         lines.append(f"print(await rlm.delete_subagent({job.worker!r}))")
     lines += [
-        f"for _ in range({RESPAWN_TRIES}):",
+        f"for _ in range({tries}):",
         "    try:",
         f"        print(await rlm({prompt!r}, name={job.worker!r}))",
         "        break",
         "    except Exception as exc:",
-        "        print('spawn refused:', exc)",
+        f"        print({SPAWN_REFUSED!r}, exc)",
         "        await asyncio.sleep(1)",
     ]
     return "\n".join(lines) + "\n"
@@ -220,11 +248,14 @@ def _write_cell(artifact: str, jobs: list[ShardJob], answers: dict[str, str]) ->
 
 
 def _child_turn(script: Script, conv: Conversation, task: str, oracle: Oracle) -> Action:
+    if "reply" in conv.steps():
+        return Text("Reply sent to the parent.")
+    scratch = SCRATCH_RE.search(task)
+    if scratch is not None:
+        return ToolCall(_reply_cell(f"note-{scratch['k']}: done"))
     job = CHILD_JOB_RE.search(task)
     if job is None:
         return Text("I could not find my shard in the task.")
-    if "reply" in conv.steps():
-        return Text("Reply sent to the parent.")
     index, attempt = int(job["index"]), int(job["attempt"])
     if script.silent_child and index == 0:
         return Text("Finished.")  # ends without replying
@@ -234,13 +265,15 @@ def _child_turn(script: Script, conv: Conversation, task: str, oracle: Oracle) -
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"
-    message = f"{file}: {value}"
-    code = (
+    return ToolCall(_reply_cell(f"{file}: {value}"))
+
+
+def _reply_cell(message: str) -> str:
+    return (
         "# scripted:reply\n"
         f"receipt = await agent_message.send({message!r}, receiver_role='parent')\n"
         "print(receipt)\n"
     )
-    return ToolCall(code)
 
 
 def describe(action: Action) -> str:

@@ -52,10 +52,11 @@ class ScriptedModelServer:
         request_log: Path | None = None,
     ):
         self.oracle = oracle
+        self.provider = PROVIDER
         self.request_log = request_log
         self.scripts = dict(scripts or SCRIPTS)
         self._lock = threading.Lock()
-        self._requests: Counter[str] = Counter()
+        self._requests: Counter[tuple[str, str | None]] = Counter()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -87,15 +88,25 @@ class ScriptedModelServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def requests_served(self, model: str | None = None) -> int:
-        """Completion requests answered (for one model id, or all)."""
-        with self._lock:
-            return self._requests[model] if model else sum(self._requests.values())
+    def requests_served(self, model: str | None = None, fixture: str | None = None) -> int:
+        """Completion requests answered, for one model id and/or fixture (None: any).
 
-    def record(self, model: str, body: dict[str, Any], action: Action) -> None:
-        """Count a served request; with a request log, append the request and the answer."""
+        A request is attributed to a fixture by the shard files its conversation names; an
+        internal request of the product that names none counts under no fixture.
+        """
         with self._lock:
-            self._requests[model] += 1
+            return sum(
+                n
+                for (m, fx), n in self._requests.items()
+                if (model is None or m == model) and (fixture is None or fx == fixture)
+            )
+
+    def record(self, model: str, conv: Conversation, body: dict[str, Any], action: Action) -> None:
+        """Count a served request; with a request log, append the request and the answer."""
+        files = conv.shard_files()
+        fixture = self.oracle.fixture_of(files[0]) if files else None
+        with self._lock:
+            self._requests[(model, fixture)] += 1
             if self.request_log is not None:
                 entry = {"model": model, "answer": describe(action), "request": body}
                 with self.request_log.open("a", encoding="utf-8") as fh:
@@ -171,8 +182,9 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             if script is None:
                 self._error(404, f"The model `{model}` does not exist", "model_not_found")
                 return
-            action = next_action(script, Conversation.from_request(body), server.oracle)
-            server.record(model, body, action)
+            conv = Conversation.from_request(body)
+            action = next_action(script, conv, server.oracle)
+            server.record(model, conv, body, action)
             if isinstance(action, ModelFailure):
                 self._error(action.status, action.message, "invalid_request_error")
                 return
