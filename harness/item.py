@@ -173,6 +173,7 @@ def run_item(
             "ledger_via": located.ledger_via,
             "parent_via": located.parent_via,
             "notes": list(located.notes),
+            "capped": list(located.capped),
             "truncated": [c.name for c in copies if c.truncated],
         }
         meta["manifest"] = manifest_dict(work.fixture.manifest)
@@ -274,8 +275,11 @@ def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> R
         )
     agent_error = score.agent_error
     error: str | None = None
+    capped = (meta.get("collection") or {}).get("capped") or []
     if meta.get("cancelled"):
         error = "interrupted: the run was stopped before this item finished"
+    elif capped:
+        error = "collection hit a cap, the evidence is incomplete: " + "; ".join(capped)
     elif not timed_out and not score.model_reached:
         if score.failed_assistant_messages > 0:
             error = "model never reached: every assistant message ended in error"
