@@ -43,6 +43,10 @@ AGENT_HOME_COPIES = ("auth.json", "models.json")
 
 #: Unix socket paths are limited to 108 bytes including the NUL; keep a margin.
 MAX_SOCKET_PATH = 100
+#: The longest socket the product binds below a workdir: its session workers listen in
+#: ``$TMPDIR/prime-agent-<uid>/`` (the item's ``tmp/``), and a path over the limit makes the
+#: daemon fail ("Timed out connecting to daemon session worker"). 10-digit uid, 12-hex ids.
+LONGEST_SOCKET = "tmp/prime-agent-4294967295/worker-000000000000-000000000000.sock"
 
 WORKDIR_PREFIX = "swh-"
 
@@ -85,9 +89,12 @@ def scrubbed_git_env(base: Mapping[str, str]) -> dict[str, str]:
 
 
 def make_workdir(base_dir: str | None = None) -> Path:
-    """Create an empty, private workdir whose socket path fits the Unix limit."""
+    """Create an empty, private workdir whose socket paths fit the Unix limit.
+
+    Under a long ``$TMPDIR`` the workdir goes to ``/tmp`` instead (removed after the item).
+    """
     root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=base_dir)).resolve()
-    if len(str(root / "daemon.sock")) > MAX_SOCKET_PATH and base_dir is None:
+    if len(str(root / LONGEST_SOCKET)) > MAX_SOCKET_PATH and base_dir is None:
         shutil.rmtree(root, ignore_errors=True)
         root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir="/tmp")).resolve()
     return root

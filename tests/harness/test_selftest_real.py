@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from harness.procs import ITEM_TOKEN_VAR
 from scripted_model import SCRIPTS
 
 pytestmark = pytest.mark.real_agent
@@ -41,6 +42,19 @@ def _assistant_count(path: Path, stream: bool) -> int:
         if event.get("type") == wanted and (event.get("message") or {}).get("role") == "assistant":
             count += 1
     return count
+
+
+def _processes_of_run(run_id: str) -> list[int]:
+    """Processes still carrying an item token of this run in their environment."""
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            token = proc.environ().get(ITEM_TOKEN_VAR, "")
+        except (psutil.Error, OSError):
+            continue
+        if token.startswith(run_id):
+            found.append(proc.pid)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +89,8 @@ def selftest_run(real_agent_bin: Path, tmp_path_factory: pytest.TempPathFactory)
         timeout=SELFTEST_TIMEOUT_S,
         check=False,
     )
-    leftovers = [
-        p.info["pid"]
-        for p in psutil.process_iter(["pid", "cmdline", "cwd"])
-        if str(base) in " ".join(p.info["cmdline"] or []) + (p.info["cwd"] or "")
-    ]
+    run_ids = [d.name for d in runs.iterdir()] if runs.is_dir() else []
+    leftovers = [pid for run_id in run_ids for pid in _processes_of_run(run_id)]
     return {
         "done": done,
         "home": home,
