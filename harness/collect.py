@@ -33,7 +33,10 @@ MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 MAX_CHILD_FILE_BYTES = 16 * 1024 * 1024
 #: Bounds on what a hostile agent can make us walk: sub-dir nesting and file count.
 MAX_CHILD_DEPTH = 8
-MAX_CHILD_FILES = 4096
+#: The product's own bound: its ledger holds at most 100,000 records, and every child
+#: session is born of one spawn record, so an honest run never has more child files.
+#: Reaching it makes the item an error (``Located.capped``), never a silent short count.
+MAX_CHILD_FILES = 100_000
 #: How much of a session file's first line we read to get its header.
 MAX_HEADER_BYTES = 1024 * 1024
 
@@ -91,6 +94,8 @@ class Located:
     child_extras: tuple[tuple[str, ...], ...]
     artifact: Path | None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: Caps collection hit: the evidence is incomplete, so the item cannot be scored.
+    capped: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def children_root(self) -> Path | None:
@@ -147,12 +152,13 @@ def read_header(path: Path) -> dict[str, object] | None:
 def locate(layout: Layout, artifact_name: str) -> Located:
     """Find ledger, parent transcript, child sessions and artifact (CONTRACT §3)."""
     notes: list[str] = []
+    capped: list[str] = []
     ledger, ledger_via = _find_ledger(layout, notes)
     parent, parent_id, parent_via = _find_parent(layout, ledger, notes)
     children: tuple[ChildSessionFile, ...] = ()
     extras: tuple[tuple[str, ...], ...] = ()
     if parent_id is not None:
-        children, extras = _find_children(layout.session_artifacts / parent_id, notes)
+        children, extras = _find_children(layout.session_artifacts / parent_id, notes, capped)
     artifact = layout.repo / artifact_name
     if not _is_regular(artifact):
         if artifact.is_symlink():
@@ -169,6 +175,7 @@ def locate(layout: Layout, artifact_name: str) -> Located:
         extras,
         artifact,
         tuple(notes),
+        tuple(capped),
     )
 
 
@@ -273,7 +280,7 @@ def _find_parent(
 
 
 def _find_children(
-    root: Path, notes: list[str]
+    root: Path, notes: list[str], capped: list[str]
 ) -> tuple[tuple[ChildSessionFile, ...], tuple[tuple[str, ...], ...]]:
     """Every ``sub-*/…/*.jsonl`` below ``root`` without following symlinks, bounded."""
     found: list[ChildSessionFile] = []
@@ -296,12 +303,15 @@ def _find_children(
                     stack.append((Path(entry.path), (*chain, entry.name)))
             elif chain and entry.is_file(follow_symlinks=False):
                 if entry.name.endswith(".jsonl") and _SAFE_COMPONENT.match(entry.name):
+                    if len(found) >= MAX_CHILD_FILES:  # one file more than the bound
+                        capped.append(
+                            f"more than {MAX_CHILD_FILES} child session files (the product's "
+                            "ledger bound): the rest were not collected"
+                        )
+                        return tuple(sorted(found, key=_child_key)), tuple(extras)
                     found.append(ChildSessionFile(chain, entry.name))
                 elif entry.name in _CHILD_EXTRA_FILES:
                     extras.append((*chain, entry.name))
-            if len(found) >= MAX_CHILD_FILES:
-                notes.append(f"more than {MAX_CHILD_FILES} child session files: rest ignored")
-                return tuple(sorted(found, key=_child_key)), tuple(extras)
     return tuple(sorted(found, key=_child_key)), tuple(sorted(extras))
 
 

@@ -71,6 +71,8 @@ class ItemOptions:
     token_prefix: str = "item"
     #: The run's cache of committed fixture repos (None: build each repo afresh).
     templates: RepoTemplates | None = None
+    #: Where auth.json/models.json are copied from (None: the user's agent home).
+    agent_home_source: Path | None = None
 
 
 def run_item(
@@ -106,7 +108,8 @@ def run_item(
     start_error: str | None = None
     swept = False
     try:
-        ws = build_workspace(root, work.fixture.path, source_agent_home(os.environ), opts.templates)
+        home_source = opts.agent_home_source or source_agent_home(os.environ)
+        ws = build_workspace(root, work.fixture.path, home_source, opts.templates)
         env, set_names = agent_env(os.environ, ws, token)
         try:
             prefix = opts.agent.resolve_command()
@@ -170,9 +173,10 @@ def run_item(
             "ledger_via": located.ledger_via,
             "parent_via": located.parent_via,
             "notes": list(located.notes),
+            "capped": list(located.capped),
             "truncated": [c.name for c in copies if c.truncated],
         }
-        meta["manifest"] = _manifest_dict(work.fixture.manifest)
+        meta["manifest"] = manifest_dict(work.fixture.manifest)
         if opts.keep_workdir:
             meta["workdir"] = str(root)
     except NotStarted:
@@ -211,7 +215,7 @@ def make_result(work: WorkItem, item_dir: Path, score: ItemScore, facts: RunFact
     )
 
 
-def _manifest_dict(manifest: Manifest) -> dict[str, Any]:
+def manifest_dict(manifest: Manifest) -> dict[str, Any]:
     return {
         "name": manifest.name,
         "artifact": manifest.artifact,
@@ -271,8 +275,11 @@ def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> R
         )
     agent_error = score.agent_error
     error: str | None = None
+    capped = (meta.get("collection") or {}).get("capped") or []
     if meta.get("cancelled"):
         error = "interrupted: the run was stopped before this item finished"
+    elif capped:
+        error = "collection hit a cap, the evidence is incomplete: " + "; ".join(capped)
     elif not timed_out and not score.model_reached:
         if score.failed_assistant_messages > 0:
             error = "model never reached: every assistant message ended in error"

@@ -93,10 +93,22 @@ def agent_argv(prefix: list[str], ws: Workspace, model: str, task_text: str) -> 
     ]
 
 
+#: The product's telemetry switches (bundle: ``isTelemetryEnabled``; CONTRACT §7). Either
+#: one turns it off; an eval item must not phone home, and every fresh agent home would
+#: count as a new installation.
+TELEMETRY_OFF = {"PRIME_AGENT_TELEMETRY": "0", "DO_NOT_TRACK": "1"}
+#: Where the daemon supervisor keeps its ownership registry (default
+#: ``~/.prime/supervisor-owners``); the product reads this internal variable itself.
+SUPERVISOR_REGISTRY_VAR = "PRIME_AGENT_INTERNAL_DAEMON_SUPERVISOR_REGISTRY_DIR"
+
+
 def agent_env(
     base: Mapping[str, str], ws: Workspace, token: str
 ) -> tuple[dict[str, str], list[str]]:
     """The caller's env minus leaking variables, plus the isolation variables.
+
+    Isolation covers what the product writes outside its agent home (CONTRACT §7): HOME,
+    TMPDIR and IPYTHONDIR point into the item's workdir, and telemetry is off.
 
     Returns the environment and the sorted names the harness set (recorded in item.json;
     values never are).
@@ -116,6 +128,11 @@ def agent_env(
         "PRIME_AGENT_CODING_AGENT_SESSION_DIR": sessions,
         "PI_CODING_AGENT_SESSION_DIR": sessions,
         ITEM_TOKEN_VAR: token,
+        "HOME": str(ws.home),
+        "TMPDIR": str(ws.tmp),
+        "IPYTHONDIR": str(ws.home / ".ipython"),
+        SUPERVISOR_REGISTRY_VAR: str(ws.home / ".prime" / "supervisor-owners"),
+        **TELEMETRY_OFF,
     }
     env.update(added)
     return env, sorted(added)

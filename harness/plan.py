@@ -35,6 +35,8 @@ class RunConfig:
     threshold: float = 0.05
     fail_on: str = "unresolved"
     fixtures_root: Path = field(default=FIXTURES_ROOT)
+    #: Where each item's auth.json/models.json come from (None: the user's agent home).
+    agent_home_source: Path | None = None
 
     def validate(self) -> None:
         if self.trials < 1:

@@ -163,6 +163,7 @@ def execute_run(
         keep_workdir=config.keep_workdir,
         token_prefix=run_id,
         templates=templates,
+        agent_home_source=config.agent_home_source,
     )
     scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
         concurrency=config.concurrency,

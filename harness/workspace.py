@@ -7,6 +7,9 @@ Layout of a workdir (CONTRACT §1, §3)::
     <workdir>/session-artifacts/  written by the agent (children)
     <workdir>/agent-home/       isolated PRIME_AGENT_CODING_AGENT_DIR (auth/models copied)
     <workdir>/daemon.sock       the daemon socket
+    <workdir>/home/             the agent's HOME (IPython profile, supervisor registry, git
+                                identity): nothing of a run lands in the user's HOME
+    <workdir>/tmp/              the agent's TMPDIR (node compile cache, prime-agent-<uid>)
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ AGENT_HOME_COPIES = ("auth.json", "models.json")
 
 #: Unix socket paths are limited to 108 bytes including the NUL; keep a margin.
 MAX_SOCKET_PATH = 100
+#: The longest socket the product binds below a workdir: its session workers listen in
+#: ``$TMPDIR/prime-agent-<uid>/`` (the item's ``tmp/``), and a path over the limit makes the
+#: daemon fail ("Timed out connecting to daemon session worker"). 10-digit uid, 12-hex ids.
+LONGEST_SOCKET = "tmp/prime-agent-4294967295/worker-000000000000-000000000000.sock"
 
 WORKDIR_PREFIX = "swh-"
 
@@ -53,6 +60,16 @@ class Workspace:
     sessions: Path
     agent_home: Path
     socket: Path
+
+    @property
+    def home(self) -> Path:
+        """The agent's ``HOME``: the product writes outside its agent home (CONTRACT §7)."""
+        return self.root / "home"
+
+    @property
+    def tmp(self) -> Path:
+        """The agent's ``TMPDIR``."""
+        return self.root / "tmp"
 
     @property
     def session_artifacts(self) -> Path:
@@ -72,9 +89,12 @@ def scrubbed_git_env(base: Mapping[str, str]) -> dict[str, str]:
 
 
 def make_workdir(base_dir: str | None = None) -> Path:
-    """Create an empty, private workdir whose socket path fits the Unix limit."""
+    """Create an empty, private workdir whose socket paths fit the Unix limit.
+
+    Under a long ``$TMPDIR`` the workdir goes to ``/tmp`` instead (removed after the item).
+    """
     root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=base_dir)).resolve()
-    if len(str(root / "daemon.sock")) > MAX_SOCKET_PATH and base_dir is None:
+    if len(str(root / LONGEST_SOCKET)) > MAX_SOCKET_PATH and base_dir is None:
         shutil.rmtree(root, ignore_errors=True)
         root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir="/tmp")).resolve()
     return root
@@ -139,7 +159,20 @@ def build_workspace(
     agent_home.mkdir(mode=0o700)
     if source_agent_home is not None:
         copy_agent_home(source_agent_home, agent_home)
-    return Workspace(root, repo, sessions, agent_home, root / "daemon.sock")
+    ws = Workspace(root, repo, sessions, agent_home, root / "daemon.sock")
+    make_private_home(ws.home)
+    ws.tmp.mkdir(mode=0o700)
+    return ws
+
+
+#: The identity the agent's own git commits get in its private HOME (it has no other).
+AGENT_GIT_CONFIG = "[user]\n\tname = swarm-harness agent\n\temail = agent@swarm-harness.invalid\n"
+
+
+def make_private_home(home: Path) -> None:
+    """A fresh HOME holding only a minimal git identity, so the agent can still commit."""
+    home.mkdir(mode=0o700)
+    (home / ".gitconfig").write_text(AGENT_GIT_CONFIG, encoding="utf-8")
 
 
 def _copy_fixture_tree(fixture_dir: Path, repo: Path) -> None:

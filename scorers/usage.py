@@ -1,9 +1,11 @@
 """Usage and efficiency: reported, never gating, except that the model must be reached.
 
-The parent's own turns and tokens come from its live event stream; only when that stream
-holds no readable event at all (missing, empty, garbage) do they come from the parent
-transcript instead, never from both. Children's tokens come from the transcript's usage
-attribution entries.
+The parent's own turns and tokens come from one source, never from both: its live event
+stream, unless the parent transcript holds more assistant messages. The transcript holds
+everything the stream has, and more when the parent kept working after the CLI's stream had
+ended (children torn down at exit wake it with notices, and it answers them); a stream with
+no readable event (missing, empty, garbage) leaves the transcript as the only source.
+Children's tokens come from the transcript's usage attribution entries.
 """
 
 from __future__ import annotations
@@ -27,12 +29,17 @@ class UsageResult:
 
 
 def choose_usage(stream: StreamParse | None, session: SessionParse | None) -> UsageResult:
-    """Take the parent's usage from the stream, else from the transcript.
+    """Take the parent's usage from the more complete of the stream and the transcript.
 
     Stops double counting: the transcript repeats the stream's assistant messages, so
-    adding both sources would inflate turns and tokens.
+    adding both sources would inflate turns and tokens. Stops under-counting too: a parent
+    that kept working after the stream ended has turns only the transcript saw. On a tie
+    the stream wins (it is written live, so it survives a transcript cut short).
     """
     child_tokens = session.child_tokens if session is not None else 0
+    streamed = stream.usage.assistant_messages if stream is not None else 0
+    if session is not None and session.usage.assistant_messages > streamed:
+        return UsageResult("transcript", session.usage, child_tokens)
     if stream is not None and stream.events > 0:
         return UsageResult("stream", stream.usage, child_tokens)
     if session is not None:

@@ -23,6 +23,7 @@ COMMANDS = (
     ("fixtures", "validate"),
     ("report",),
     ("compare",),
+    ("selftest",),
 )
 
 

@@ -12,6 +12,7 @@ from harness.cli.fixtures_cmd import fixtures_group
 from harness.cli.report_cmd import report_cmd
 from harness.cli.run_cmd import run_cmd
 from harness.cli.score_cmd import score_cmd
+from harness.cli.selftest_cmd import selftest_cmd
 from harness.config import load_default_map
 from harness.errors import HarnessError
 
@@ -45,6 +46,7 @@ cli.add_command(score_cmd)
 cli.add_command(fixtures_group)
 cli.add_command(report_cmd)
 cli.add_command(compare_cmd)
+cli.add_command(selftest_cmd)
 
 
 #: Allocations between young-generation collections for the CLI process (CPython's default

@@ -120,15 +120,34 @@ def test_child_tokens_add_up_child_usage_not_aggregate_usage() -> None:
     assert parsed.usage == UsageTally(2, 1, 300, "overloaded")
 
 
-def test_the_stream_is_preferred_and_never_added_to_the_transcript() -> None:
+def test_the_stream_is_preferred_on_a_tie_and_never_added_to_the_transcript() -> None:
     session = parse_session(io.BytesIO(transcript_with_usage().data))
-    stream = parse_stream(io.BytesIO(Stream().assistant(1000).data))
+    stream = parse_stream(io.BytesIO(Stream().assistant(1000).assistant(7).data))
     usage = choose_usage(stream, session)
     assert (usage.source, usage.parent, usage.child_tokens, usage.tokens_used) == (
         "stream",
-        UsageTally(1, 0, 1000, None),
+        UsageTally(2, 0, 1007, None),
         42,
-        1042,
+        1049,
+    )
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [
+        # The CLI exited after one turn; the worker then woke the parent with the notices
+        # of its torn-down children and it answered: turns only the transcript saw.
+        pytest.param(Stream().assistant(1000), id="stream-ended-before-the-parent"),
+        pytest.param(Stream(), id="stream-without-messages"),
+    ],
+)
+def test_a_more_complete_transcript_is_the_source(stream: Stream) -> None:
+    session = parse_session(io.BytesIO(transcript_with_usage().data))
+    usage = choose_usage(parse_stream(io.BytesIO(stream.data)), session)
+    assert (usage.source, usage.parent, usage.tokens_used) == (
+        "transcript",
+        UsageTally(2, 1, 300, "overloaded"),
+        342,
     )
 
 
@@ -153,9 +172,8 @@ def test_without_stream_events_the_transcript_is_used(stdout: bytes | None) -> N
     )
 
 
-def test_a_stream_with_events_but_no_messages_is_still_the_source() -> None:
-    session = parse_session(io.BytesIO(transcript_with_usage().data))
-    usage = choose_usage(parse_stream(io.BytesIO(Stream().data)), session)
+def test_a_stream_with_events_but_no_messages_is_the_source_without_a_transcript() -> None:
+    usage = choose_usage(parse_stream(io.BytesIO(Stream().data)), None)
     assert (usage.source, usage.parent) == ("stream", UsageTally())
 
 

@@ -1,0 +1,175 @@
+"""``selftest``: every scripted behaviour through the normal run path, against expectations.
+
+A scripted model server (any object with the :class:`ModelServer` shape; the CLI hands in
+``scripted_model``'s) plays each behaviour through the real agent CLI. Each behaviour is one
+model id, so one ordinary run (same launch, collection and scoring as ``run``) covers them
+all; each item's agent home gets a ``models.json`` pointing at the server. A row holds when
+the item's status is the expected one and exactly the expected criteria failed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.aggregate import CRITERIA
+from harness.item import manifest_dict
+from harness.launch import AgentSpec
+from harness.plan import RunConfig, load_fixtures
+from harness.progress import Progress
+from harness.report import CRITERION_LABELS
+from harness.results import ItemStatus
+from harness.runner import execute_run
+
+#: A scripted run finishes in well under a minute; this only stops a wedged agent.
+SELFTEST_TIMEOUT_S = 300.0
+DEFAULT_FIXTURES = ("json-events",)
+
+
+class ModelServer(Protocol):
+    """What selftest needs of a model server: where it is and what it served."""
+
+    provider: str
+
+    def models_json(self) -> dict[str, Any]: ...
+
+    def requests_served(self, model: str | None = None, fixture: str | None = None) -> int: ...
+
+
+@dataclass(frozen=True)
+class SelftestCase:
+    """One scripted behaviour and the verdict the rubric must reach for it."""
+
+    script: str
+    expected_status: ItemStatus
+    expected_failing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SelftestRow:
+    fixture: str
+    case: SelftestCase
+    status: ItemStatus
+    failing: tuple[str, ...]
+    error: str | None
+    #: Assistant turns of the parent as the harness counted them, and the model requests
+    #: the server answered for this item (parent, children and the product's internal calls).
+    turns: int
+    server_requests: int
+    item_dir: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == self.case.expected_status and set(self.failing) == set(
+            self.case.expected_failing
+        )
+
+
+@dataclass(frozen=True)
+class SelftestOutcome:
+    rows: tuple[SelftestRow, ...]
+    run_dir: Path
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.rows) and all(r.ok for r in self.rows)
+
+
+def fixture_manifests(fixtures: Sequence[str]) -> list[dict[str, Any]]:
+    """The manifests (answer keys) of the named fixtures, for the model server's oracle."""
+    config = RunConfig(fixtures=tuple(fixtures), models=(), agent=AgentSpec(binary="unused"))
+    return [manifest_dict(fx.manifest) for fx in load_fixtures(config)]
+
+
+def failing_criteria(item: dict[str, Any]) -> tuple[str, ...]:
+    """The failed gating criteria of an item, under the names report.md prints."""
+    return tuple(CRITERION_LABELS.get(c, c) for c in CRITERIA if not item.get(c))
+
+
+def run_selftest(
+    server: ModelServer,
+    cases: Sequence[SelftestCase],
+    agent_bin: str,
+    fixtures: Sequence[str] = DEFAULT_FIXTURES,
+    concurrency: int = 1,
+    runs_dir: Path = Path("runs"),
+    timeout_s: float = SELFTEST_TIMEOUT_S,
+    progress: Progress | None = None,
+) -> SelftestOutcome:
+    """Run every case on every fixture with the real agent and compare the verdicts."""
+    home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
+    try:
+        (home / "models.json").write_text(json.dumps(server.models_json()), encoding="utf-8")
+        config = RunConfig(
+            fixtures=tuple(fixtures),
+            models=tuple(f"{server.provider}/{c.script}" for c in cases),
+            agent=AgentSpec(binary=agent_bin),
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            runs_dir=runs_dir,
+            agent_home_source=home,
+        )
+        outcome = execute_run(config, progress)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    by_model = {f"{server.provider}/{c.script}": c for c in cases}
+    rows = []
+    for item in outcome.report.items:
+        case = by_model[item["model"]]
+        rows.append(
+            SelftestRow(
+                fixture=item["fixture"],
+                case=case,
+                status=item["status"],
+                failing=failing_criteria(item) if item["status"] != "error" else (),
+                error=item.get("error"),
+                turns=int(item.get("turns") or 0),
+                server_requests=server.requests_served(case.script, item["fixture"]),
+                item_dir=str(outcome.run_dir / "items" / item["item_dir"]),
+            )
+        )
+    rows.sort(key=lambda r: (r.fixture, [c.script for c in cases].index(r.case.script)))
+    return SelftestOutcome(tuple(rows), outcome.run_dir)
+
+
+def render_table(outcome: SelftestOutcome) -> str:
+    """The selftest table: one row per fixture x script."""
+    header = ("fixture", "script", "expected", "actual", "turns", "requests", "ok")
+    body = []
+    for r in outcome.rows:
+        expected = _verdict(r.case.expected_status, r.case.expected_failing)
+        actual = r.error if r.status == "error" and r.error else _verdict(r.status, r.failing)
+        body.append(
+            (
+                r.fixture,
+                r.case.script,
+                expected,
+                actual,
+                str(r.turns),
+                str(r.server_requests),
+                "ok" if r.ok else "FAIL",
+            )
+        )
+    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in (header, *body)
+    ]
+    failed = sum(1 for r in outcome.rows if not r.ok)
+    lines.append(
+        f"{len(outcome.rows) - failed}/{len(outcome.rows)} rows hold; run: {outcome.run_dir}"
+    )
+    lines.append(
+        "turns: the parent's assistant turns as scored; requests: model requests the server "
+        "answered for the item (parent, children, internal calls)."
+    )
+    return "\n".join(lines)
+
+
+def _verdict(status: str, failing: tuple[str, ...]) -> str:
+    return f"{status} ({', '.join(failing)})" if failing else status

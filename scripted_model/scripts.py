@@ -1,0 +1,289 @@
+"""The scripts: what the parent and each child say next, given the conversation so far.
+
+Every script plays the product's real tools: the parent spawns children from its ipython
+tool with ``await rlm(...)``, keeps its run open by polling ``await rlm.list_subagents()``
+and writes the artifact with a Python cell; children reply with
+``await agent_message.send(..., receiver_role="parent")``. Scripts differ in one way each,
+and say which rubric verdict the harness must reach for them (``expected_*``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from scripted_model.conversation import CHILD_JOB_RE, Conversation, ShardJob
+from scripted_model.oracle import Oracle
+
+Status = Literal["resolved", "unresolved"]
+
+#: A poll cell returns when no child is running or after this long, so the parent makes a
+#: tool call (and so receives one queued reply) at least this often.
+POLL_S = 20
+#: Polls in a row that find every child finished and bring no new reply before the parent
+#: gives up waiting and writes what it has (a silent child never replies).
+GIVE_UP_POLLS = 3
+#: A name freed by a delete is refused for several seconds (CONTRACT §6): keep trying
+#: once a second for this many tries.
+RESPAWN_TRIES = 60
+#: What the poll cell prints when no child is running any more.
+ALL_FINISHED = "ALL_FINISHED"
+#: What a respawn cell prints when the product refuses the spawn.
+SPAWN_REFUSED = "SPAWN_REFUSED"
+#: The artifact when the task does not name one.
+DEFAULT_ARTIFACT = "combined-index.md"
+SCRATCH_RE = re.compile(r"SCRATCH=(?P<k>\d+)")
+ARTIFACT_RE = re.compile(r"write the file (?P<name>[\w.-]+)")
+
+
+@dataclass(frozen=True)
+class Script:
+    """One scripted behaviour, and the verdict the rubric must give it."""
+
+    name: str
+    expected_status: Status
+    #: Criteria that must fail (empty when resolved); the others must pass.
+    expected_failing: tuple[str, ...] = ()
+    spawn: bool = True
+    helper_names: bool = False
+    early_exit: bool = False
+    double_spawn: bool = False
+    wrong_answer: bool = False
+    silent_child: bool = False
+    retry_after_failure: bool = False
+    #: Spawn shards + 1 extra children under scratch names: one more than the budget.
+    over_budget: bool = False
+
+
+SCRIPTS: dict[str, Script] = {
+    s.name: s
+    for s in (
+        Script("honest", "resolved"),
+        # Provenance fails with delegation: no answer came from a worker-named child.
+        Script("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
+        Script("helper-names", "unresolved", ("delegation", "provenance"), helper_names=True),
+        # The first child replies a wrong value and the index states it faithfully: the
+        # answer is traced to its child (provenance holds) but it is wrong.
+        Script("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
+        # The real CLI (v0.8.0) refuses a second depth-1 child under a name a retained child
+        # holds ("an agent of that name already exists"), finished or not: the refused
+        # spawn leaves no ledger record, and the harness must not count it.
+        Script("double-spawn", "resolved", double_spawn=True),
+        # One spawn more than the budget (2 x shards), under scratch names that reply.
+        Script("over-budget", "unresolved", ("dedup",), over_budget=True),
+        # The silent child's shard has no answer in the index, so nothing to trace either.
+        Script("silent-child", "unresolved", ("coverage", "provenance"), silent_child=True),
+        # The CLI exits when the parent ends its turn; the children are torn down before
+        # they reply, and no notice covers them all (CONTRACT §1, real-runs/run0).
+        Script("early-exit", "unresolved", ("coverage", "receipts", "provenance"), early_exit=True),
+        Script("retry-after-failure", "resolved", retry_after_failure=True),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    code: str
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelFailure:
+    """Answer the request with an HTTP error, as a failing provider would."""
+
+    status: int
+    message: str
+
+
+Action = ToolCall | Text | ModelFailure
+
+
+def next_action(script: Script, conv: Conversation, oracle: Oracle) -> Action:
+    """The scripted model's next message for this conversation."""
+    if not conv.has_tools:  # an internal request of the product (e.g. its automatic review)
+        return Text("No further comments.")
+    child_task = conv.child_task
+    if child_task is not None:
+        return _child_turn(script, conv, child_task, oracle)
+    jobs = conv.shard_jobs()
+    if not jobs:
+        return Text("There is nothing for me to do here.")
+    return _parent_turn(script, conv, jobs, oracle)
+
+
+# --- the parent ------------------------------------------------------------------------
+
+
+def _parent_turn(
+    script: Script, conv: Conversation, jobs: list[ShardJob], oracle: Oracle
+) -> Action:
+    steps = conv.steps()
+    artifact = _artifact(conv.root_task or "")
+    if "write" in steps:
+        return Text(f"Wrote {artifact}.")
+    if not script.spawn:
+        own = {j.file: str(oracle.answer(j.file)) for j in jobs}
+        return ToolCall(_write_cell(artifact, jobs, own))
+    if "spawn" not in steps:
+        return ToolCall(_spawn_cell(script, jobs))
+    if script.early_exit:
+        return Text("The children are working; I end my turn here.")
+    answers = conv.answers()
+    first = jobs[0]
+    if (
+        script.retry_after_failure
+        and "retry" not in steps
+        and first.file not in answers
+        and _finished(conv.last_tool_text(), first.worker)
+    ):
+        return ToolCall(_respawn_cell(first, 0, attempt=2, delete=True, step="retry"))
+    complete = all(j.file in answers for j in jobs) and len(conv.replies()) >= len(
+        jobs
+    ) + _extra_children(script, jobs)
+    if script.double_spawn and "double" not in steps and complete:
+        # The first worker has replied and finished but was never deleted, so it still holds
+        # its name: a second spawn under it would break dedup, if the product allowed it.
+        return ToolCall(_respawn_cell(first, 0, attempt=2, delete=False, step="double", tries=1))
+    doubled = not script.double_spawn or (
+        "double" in steps
+        and (
+            SPAWN_REFUSED in conv.last_tool_text()
+            or sum(1 for name, _ in conv.replies() if name == first.worker) >= 2
+        )
+    )
+    if complete and doubled:
+        return ToolCall(_write_cell(artifact, jobs, answers))
+    if conv.polls_since_last_reply(ALL_FINISHED) >= GIVE_UP_POLLS:
+        return ToolCall(_write_cell(artifact, jobs, answers))
+    return ToolCall(_poll_cell())
+
+
+def _extra_children(script: Script, jobs: list[ShardJob]) -> int:
+    """Scratch children beyond one per shard: with over-budget, 2 x shards + 1 spawns in all."""
+    return len(jobs) + 1 if script.over_budget else 0
+
+
+def _artifact(task: str) -> str:
+    match = ARTIFACT_RE.search(task)
+    return match["name"] if match else DEFAULT_ARTIFACT
+
+
+def _finished(poll_output: str, worker: str) -> bool:
+    return any(
+        line.split()[:1] == [worker] and "running" not in line for line in poll_output.splitlines()
+    )
+
+
+def _child_prompt(job: ShardJob, index: int, attempt: int) -> str:
+    return (
+        f"Read the file {job.path} and answer its question from the whole file. "
+        f'Reply to the parent with exactly one call: await agent_message.send("{job.file}: '
+        f'<integer>", receiver_role="parent"), then finish.\n'
+        f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}"
+    )
+
+
+def _spawn_cell(script: Script, jobs: list[ShardJob]) -> str:
+    lines = ["# scripted:spawn", "handles = []"]
+    for i, job in enumerate(jobs):
+        name = f"helper-{i + 1}" if script.helper_names else job.worker
+        prompt = _child_prompt(job, i, attempt=1)
+        lines.append(f"handles.append(await rlm({prompt!r}, name={name!r}))")
+    for k in range(1, _extra_children(script, jobs) + 1):
+        prompt = f"Take a note on the repository layout, then reply to the parent.\nSCRATCH={k}"
+        lines.append(f"handles.append(await rlm({prompt!r}, name='scratch-{k}'))")
+    lines += ["for h in handles:", "    print(h)"]
+    return "\n".join(lines) + "\n"
+
+
+def _respawn_cell(
+    job: ShardJob, index: int, attempt: int, delete: bool, step: str, tries: int = RESPAWN_TRIES
+) -> str:
+    prompt = _child_prompt(job, index, attempt)
+    lines = [f"# scripted:{step}", "import asyncio"]
+    if delete:
+        lines.append(f"print(await rlm.delete_subagent({job.worker!r}))")
+    lines += [
+        f"for _ in range({tries}):",
+        "    try:",
+        f"        print(await rlm({prompt!r}, name={job.worker!r}))",
+        "        break",
+        "    except Exception as exc:",
+        f"        print({SPAWN_REFUSED!r}, exc)",
+        "        await asyncio.sleep(1)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _poll_cell() -> str:
+    return (
+        "# scripted:poll\n"
+        "import asyncio, time\n"
+        f"deadline = time.monotonic() + {POLL_S}\n"
+        "while True:\n"
+        "    subs = await rlm.list_subagents()\n"
+        "    if all(s.status != 'running' for s in subs) or time.monotonic() > deadline:\n"
+        "        break\n"
+        "    await asyncio.sleep(0.5)\n"
+        "for s in subs:\n"
+        "    print(s.session_name, s.status)\n"
+        "if all(s.status != 'running' for s in subs):\n"
+        f"    print({ALL_FINISHED!r})\n"
+    )
+
+
+def _write_cell(artifact: str, jobs: list[ShardJob], answers: dict[str, str]) -> str:
+    bullets = "".join(f"- {j.file}: {answers[j.file]}\n" for j in jobs if j.file in answers)
+    return (
+        "# scripted:write\n"
+        "from pathlib import Path\n"
+        f"Path({artifact!r}).write_text({bullets!r})\n"
+        f"print(Path({artifact!r}).read_text())\n"
+    )
+
+
+# --- the children ----------------------------------------------------------------------
+
+
+def _child_turn(script: Script, conv: Conversation, task: str, oracle: Oracle) -> Action:
+    if "reply" in conv.steps():
+        return Text("Reply sent to the parent.")
+    scratch = SCRATCH_RE.search(task)
+    if scratch is not None:
+        return ToolCall(_reply_cell(f"note-{scratch['k']}: done"))
+    job = CHILD_JOB_RE.search(task)
+    if job is None:
+        return Text("I could not find my shard in the task.")
+    index, attempt = int(job["index"]), int(job["attempt"])
+    if script.silent_child and index == 0:
+        return Text("Finished.")  # ends without replying
+    if script.retry_after_failure and index == 0 and attempt == 1:
+        return ModelFailure(400, "scripted failure: this child's model request is refused")
+    file = job["path"].rsplit("/", 1)[-1]
+    value = oracle.answer(file)
+    if script.wrong_answer and index == 0:
+        value = value + 1 if isinstance(value, int) else f"{value}-wrong"
+    return ToolCall(_reply_cell(f"{file}: {value}"))
+
+
+def _reply_cell(message: str) -> str:
+    return (
+        "# scripted:reply\n"
+        f"receipt = await agent_message.send({message!r}, receiver_role='parent')\n"
+        "print(receipt)\n"
+    )
+
+
+def describe(action: Action) -> str:
+    """One line for a request log."""
+    if isinstance(action, ToolCall):
+        return "tool:" + json.dumps(action.code[:80])
+    if isinstance(action, Text):
+        return "text:" + json.dumps(action.text[:80])
+    return f"error:{action.status}"

@@ -1,0 +1,268 @@
+"""The HTTP side: ``/v1/chat/completions`` with SSE streaming on a loopback port.
+
+Standard library only (``ThreadingHTTPServer``): children of one run, and items run side by
+side, call concurrently; the server keeps no conversation state, only request counters.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from scripted_model.conversation import Conversation
+from scripted_model.oracle import Oracle
+from scripted_model.scripts import (
+    SCRIPTS,
+    Action,
+    ModelFailure,
+    Script,
+    Text,
+    ToolCall,
+    describe,
+    next_action,
+)
+
+#: The provider name the agent home's models.json declares; model selectors are
+#: ``scripted/<script>``.
+PROVIDER = "scripted"
+COMPLETIONS_PATH = "/v1/chat/completions"
+#: A rough, deterministic token estimate: about four bytes of text per token.
+BYTES_PER_TOKEN = 4
+#: Declared to the agent in models.json; large enough that the product never compacts.
+CONTEXT_WINDOW = 200_000
+MAX_TOKENS = 8192
+#: Requests larger than this are refused (413): the conversations of these scripts stay
+#: far below it, and a runaway client must not exhaust memory.
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+
+
+class ScriptedModelServer:
+    """Serve the scripts on ``127.0.0.1:<port>`` (0 picks a free port) in a thread."""
+
+    def __init__(
+        self,
+        oracle: Oracle,
+        port: int = 0,
+        scripts: dict[str, Script] | None = None,
+        request_log: Path | None = None,
+    ):
+        self.oracle = oracle
+        self.provider = PROVIDER
+        self.request_log = request_log
+        self.scripts = dict(scripts or SCRIPTS)
+        self._lock = threading.Lock()
+        self._requests: Counter[tuple[str, str | None]] = Counter()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptedModelServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="scripted-model", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def requests_served(self, model: str | None = None, fixture: str | None = None) -> int:
+        """Completion requests answered, for one model id and/or fixture (None: any).
+
+        A request is attributed to a fixture by the shard files its conversation names; an
+        internal request of the product that names none counts under no fixture.
+        """
+        with self._lock:
+            return sum(
+                n
+                for (m, fx), n in self._requests.items()
+                if (model is None or m == model) and (fixture is None or fx == fixture)
+            )
+
+    def record(self, model: str, conv: Conversation, body: dict[str, Any], action: Action) -> None:
+        """Count a served request; with a request log, append the request and the answer."""
+        files = conv.shard_files()
+        fixture = self.oracle.fixture_of(files[0]) if files else None
+        with self._lock:
+            self._requests[(model, fixture)] += 1
+            if self.request_log is not None:
+                entry = {"model": model, "answer": describe(action), "request": body}
+                with self.request_log.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(entry) + "\n")
+
+    def models_json(self) -> dict[str, Any]:
+        return models_json(self.base_url, sorted(self.scripts))
+
+
+def models_json(base_url: str, model_ids: list[str]) -> dict[str, Any]:
+    """The agent home's ``models.json`` declaring one custom OpenAI-compatible provider."""
+    free = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    return {
+        "providers": {
+            PROVIDER: {
+                "baseUrl": base_url,
+                "api": "openai-completions",
+                "apiKey": "scripted-no-key",
+                "compat": {
+                    "supportsDeveloperRole": False,
+                    "supportsReasoningEffort": False,
+                    "supportsStore": False,
+                },
+                "models": [
+                    {
+                        "id": mid,
+                        "name": f"Scripted {mid}",
+                        "reasoning": False,
+                        "input": ["text"],
+                        "contextWindow": CONTEXT_WINDOW,
+                        "maxTokens": MAX_TOKENS,
+                        "cost": free,
+                    }
+                    for mid in model_ids
+                ],
+            }
+        }
+    }
+
+
+def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # quiet: the harness's output is the table
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/v1/models":
+                data = [{"id": m, "object": "model"} for m in sorted(server.scripts)]
+                self._json(200, {"object": "list", "data": data})
+            else:
+                self._error(404, f"no route {self.path}", "not_found")
+
+        def do_POST(self) -> None:
+            if self.path.split("?", 1)[0] != COMPLETIONS_PATH:
+                self._error(404, f"no route {self.path}", "not_found")
+                return
+            length = int(self.headers.get("content-length") or 0)
+            if length > MAX_REQUEST_BYTES:
+                self._error(413, "request too large", "invalid_request_error")
+                return
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw)
+                model = str(body["model"])
+            except (ValueError, KeyError, TypeError):
+                self._error(
+                    400, "request body is not a chat completion request", "invalid_request_error"
+                )
+                return
+            script = server.scripts.get(model)
+            if script is None:
+                self._error(404, f"The model `{model}` does not exist", "model_not_found")
+                return
+            conv = Conversation.from_request(body)
+            action = next_action(script, conv, server.oracle)
+            server.record(model, conv, body, action)
+            if isinstance(action, ModelFailure):
+                self._error(action.status, action.message, "invalid_request_error")
+                return
+            self._stream(
+                model,
+                action,
+                prompt_tokens=max(1, len(raw) // BYTES_PER_TOKEN),
+                stream=bool(body.get("stream")),
+            )
+
+        def _stream(self, model: str, action: Action, prompt_tokens: int, stream: bool) -> None:
+            created = int(time.time())
+            rid = f"chatcmpl-scripted-{time.monotonic_ns()}"
+            base = {
+                "id": rid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+            }
+            if isinstance(action, ToolCall):
+                args = json.dumps({"code": action.code})
+                call = {
+                    "index": 0,
+                    "id": f"call_{time.monotonic_ns()}",
+                    "type": "function",
+                    "function": {"name": "ipython", "arguments": args},
+                }
+                delta: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+                finish, out_len = "tool_calls", len(args)
+            else:
+                assert isinstance(action, Text)
+                delta = {"role": "assistant", "content": action.text}
+                finish, out_len = "stop", len(action.text)
+            completion = max(1, out_len // BYTES_PER_TOKEN)
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion,
+                "total_tokens": prompt_tokens + completion,
+            }
+            if not stream:
+                message = {k: v for k, v in delta.items() if k != "index"}
+                if "tool_calls" in message:
+                    message["tool_calls"] = [
+                        {k: v for k, v in c.items() if k != "index"} for c in message["tool_calls"]
+                    ]
+                self._json(
+                    200,
+                    {
+                        **base,
+                        "object": "chat.completion",
+                        "usage": usage,
+                        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    },
+                )
+                return
+            chunks = [
+                {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+                {**base, "choices": [], "usage": usage},
+            ]
+            payload = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+            payload += b"data: [DONE]\n\n"
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def _json(self, status: int, obj: dict[str, Any]) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _error(self, status: int, message: str, kind: str) -> None:
+            self._json(status, {"error": {"message": message, "type": kind, "code": kind}})
+
+    return Handler

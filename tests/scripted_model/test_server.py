@@ -1,0 +1,110 @@
+"""The scripted model server over a real loopback socket: routing, SSE, scripts, counts."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripted_model import Oracle, ScriptedModelServer
+
+TINY = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
+ROOT_TASK = (TINY / "task.txt").read_text()
+TOOLS = [{"type": "function", "function": {"name": "ipython", "parameters": {}}}]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer(Oracle.from_fixture_dirs([TINY])) as srv:
+        yield srv
+
+
+def _post(srv: ScriptedModelServer, body: dict[str, Any]) -> tuple[int, bytes]:
+    req = urllib.request.Request(
+        srv.base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def _delta(raw: bytes) -> dict[str, Any]:
+    events = [line[6:] for line in raw.decode().splitlines() if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    return json.loads(events[0])["choices"][0]["delta"]
+
+
+def _code(delta: dict[str, Any]) -> str:
+    return json.loads(delta["tool_calls"][0]["function"]["arguments"])["code"]
+
+
+def _request(model: str, *messages: dict[str, Any], tools: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "stream": True, "messages": list(messages)}
+    if tools:
+        body["tools"] = TOOLS
+    return body
+
+
+def test_unknown_model_is_a_404_like_a_real_provider(server: ScriptedModelServer) -> None:
+    status, raw = _post(server, _request("no-such-model", {"role": "user", "content": "hi"}))
+    assert status == 404 and "does not exist" in json.loads(raw)["error"]["message"]
+    assert server.requests_served() == 0
+
+
+@pytest.mark.parametrize(
+    ("model", "spawned"),
+    [
+        pytest.param("honest", ["worker-shard-a", "worker-shard-b", "worker-shard-c"], id="honest"),
+        pytest.param("helper-names", ["helper-1", "helper-2", "helper-3"], id="helper-names"),
+    ],
+)
+def test_the_parent_spawns_from_the_task(
+    server: ScriptedModelServer, model: str, spawned: list[str]
+) -> None:
+    status, raw = _post(server, _request(model, {"role": "user", "content": ROOT_TASK}))
+    code = _code(_delta(raw))
+    assert status == 200 and "await rlm(" in code
+    assert [n for n in spawned if f"name={n!r}" in code] == spawned
+    assert server.requests_served(model, "tiny") == 1
+
+
+def test_no_spawn_answers_itself_from_the_oracle(server: ScriptedModelServer) -> None:
+    _, raw = _post(server, _request("no-spawn", {"role": "user", "content": ROOT_TASK}))
+    code = _code(_delta(raw))
+    assert "rlm(" not in code and "- shard-a.txt: 3" in code
+
+
+@pytest.mark.parametrize(
+    ("model", "reply"),
+    [
+        pytest.param("honest", "shard-a.txt: 3", id="honest"),
+        pytest.param("wrong-answer", "shard-a.txt: 4", id="wrong-answer"),
+    ],
+)
+def test_a_child_replies_to_its_parent(server: ScriptedModelServer, model: str, reply: str) -> None:
+    task = "[task from parent]\n\nRead it.\nSHARD=shards/shard-a.txt INDEX=0 ATTEMPT=1"
+    _, raw = _post(server, _request(model, {"role": "user", "content": task}))
+    code = _code(_delta(raw))
+    assert f"agent_message.send({reply!r}, receiver_role='parent')" in code
+
+
+def test_silent_child_ends_without_replying(server: ScriptedModelServer) -> None:
+    task = "[task from parent]\n\nSHARD=shards/shard-a.txt INDEX=0 ATTEMPT=1"
+    _, raw = _post(server, _request("silent-child", {"role": "user", "content": task}))
+    assert "tool_calls" not in _delta(raw)
+
+
+def test_internal_requests_get_a_harmless_answer(server: ScriptedModelServer) -> None:
+    status, raw = _post(
+        server, _request("honest", {"role": "user", "content": ROOT_TASK}, tools=False)
+    )
+    assert status == 200 and _delta(raw)["content"]
