@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.launch import AgentSpec
+from harness.agents import parse_agent
 from harness.plan import RunConfig
 from harness.runner import execute_run
 
@@ -30,7 +30,7 @@ def run(
     config = RunConfig(
         fixtures=(fixture,),
         models=(),
-        agent=AgentSpec.parse(f"sim:{behaviour}", "x"),
+        agent=parse_agent(f"sim:{behaviour}"),
         trials=items,
         concurrency=concurrency,
         runs_dir=runs_dir,

@@ -12,29 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.bundle import copy_bundle, write_json_atomic
-from harness.collect import Layout, locate, open_regular, scorer_inputs, sessions_spellings
-from harness.daemon import SOCKET_APPEAR_WAIT_S, SOCKET_PRESENT_WAIT_S, shutdown_daemon
+from harness.agents import adapter_for_meta
+from harness.agents.base import AgentAdapter, ItemSpec
+from harness.bundle import write_json_atomic
 from harness.errors import BundleError, HarnessError
 from harness.fixtures import Fixture
-from harness.launch import (
-    SIM_ORACLE_VAR,
-    AgentSpec,
-    agent_argv,
-    agent_env,
-    secret_values,
-    write_sim_oracle,
-)
+from harness.fsread import open_regular
+from harness.launch import base_env, secret_values
 from harness.procs import ProcessResult, ProcessTracker, run_process
 from harness.results import ItemResult, RunFacts
 from harness.scheduler import NotStarted, Slot
-from harness.workspace import RepoTemplates, build_workspace, make_workdir, source_agent_home
-from scorers import ItemScore, score_prime_agent
+from harness.workspace import RepoTemplates, build_item_paths, make_workdir
+from scorers import ItemScore
 from scorers.types import Manifest
 
-#: After the daemon acknowledged shutdown it exits within milliseconds; give it this long
-#: before anything still running is counted as a process the harness had to kill.
-DAEMON_EXIT_WAIT_S = 1.0
+#: After an agent's leftovers acknowledged their stop (e.g. a daemon's shutdown) they exit
+#: within milliseconds; give them this long before anything still running is counted as a
+#: process the harness had to kill.
+STOP_EXIT_WAIT_S = 1.0
 
 #: How much of stderr's tail is quoted as the agent's error when it exits non-zero.
 STDERR_QUOTE_BYTES = 2000
@@ -64,14 +59,14 @@ def item_dir_name(key: str) -> str:
 
 @dataclass(frozen=True)
 class ItemOptions:
-    agent: AgentSpec
+    agent: AgentAdapter
     timeout_s: float
     keep_workdir: bool = False
     #: Prefix of every item's process token (the run id), so a run's processes are findable.
     token_prefix: str = "item"
     #: The run's cache of committed fixture repos (None: build each repo afresh).
     templates: RepoTemplates | None = None
-    #: Where auth.json/models.json are copied from (None: the user's agent home).
+    #: Where the agent's credentials/model definitions come from (None: the user's own).
     agent_home_source: Path | None = None
 
 
@@ -102,30 +97,36 @@ def run_item(
         "model": work.model,
         "trial": work.trial,
         "agent": opts.agent.label(),
+        "agent_kind": opts.agent.name,
+        "agent_options": opts.agent.options,
         "process_token": token,
     }
     proc: ProcessResult | None = None
     start_error: str | None = None
     swept = False
+    agent = opts.agent
     try:
-        home_source = opts.agent_home_source or source_agent_home(os.environ)
-        ws = build_workspace(root, work.fixture.path, home_source, opts.templates)
-        env, set_names = agent_env(os.environ, ws, token)
+        paths = build_item_paths(root, work.fixture.path, opts.templates)
+        env, set_names = base_env(os.environ, paths, token)
+        spec = ItemSpec(
+            key=work.key,
+            model=work.model,
+            task_text=work.fixture.task_text,
+            manifest=work.fixture.manifest,
+            credentials_source=opts.agent_home_source,
+        )
+        launch = agent.prepare(paths, spec, env, token)
         try:
-            prefix = opts.agent.resolve_command()
+            prefix = agent.resolve_command()
         except HarnessError as exc:
             start_error = str(exc)
             prefix = []
-        if opts.agent.is_sim:
-            env[SIM_ORACLE_VAR] = str(
-                write_sim_oracle(ws, opts.agent, work.fixture.manifest, work.key)
-            )
-        argv = agent_argv(prefix, ws, work.model, work.fixture.task_text)
+        argv = [*prefix, *launch.argv]
         meta.update(
             command=argv,
-            env_set=set_names,
-            env_removed=sorted(set(os.environ) - set(env)),
-            sessions_dir=str(ws.sessions),
+            env_set=sorted({*set_names, *launch.env_set}),
+            env_removed=sorted(set(os.environ) - set(launch.env)),
+            **launch.record,
         )
         stdout, stderr = root / "stdout.jsonl", root / "stderr.txt"
         if slot is not None:
@@ -133,8 +134,8 @@ def run_item(
         if start_error is None:
             proc = run_process(
                 argv,
-                env=env,
-                cwd=ws.repo,
+                env=launch.env,
+                cwd=paths.repo,
                 timeout_s=opts.timeout_s,
                 stdout_path=stdout,
                 stderr_path=stderr,
@@ -144,37 +145,30 @@ def run_item(
             start_error = proc.start_error
         if slot is not None:
             slot.release()  # the agent CLI has exited: its model work is over
+        quiet = False
         if proc is not None:
             early = proc.timed_out or proc.cancelled or proc.exit_code != 0
-            wait = SOCKET_APPEAR_WAIT_S if early else SOCKET_PRESENT_WAIT_S
-            shutdown = shutdown_daemon(ws.socket, wait_for_socket_s=wait)
-            meta["daemon_shutdown"] = {"status": shutdown.status, "detail": shutdown.detail}
-            quiet = shutdown.status == "acknowledged" and tracker.wait_quiet(DAEMON_EXIT_WAIT_S)
-        else:
-            quiet = False
+            stopped = agent.stop(launch, early)
+            meta["agent_stop"] = {"status": stopped.status, "detail": stopped.detail}
+            quiet = stopped.clean and tracker.wait_quiet(STOP_EXIT_WAIT_S)
         killed = [] if quiet else tracker.sweep()
         leftover = len(tracker.find()) if killed else 0
         swept = True
         meta["killed_processes"] = [k.to_dict() for k in killed]
         meta["leftover_processes"] = leftover
-        layout = Layout(
-            sessions=ws.sessions,
-            session_artifacts=ws.session_artifacts,
-            agent_home=ws.agent_home,
-            repo=ws.repo,
-            stdout=stdout if stdout.exists() else None,
-            stderr=stderr if stderr.exists() else None,
-            sessions_spellings=sessions_spellings(ws.sessions),
+        secrets = secret_values(launch.env, launch.credential_files)
+        collected = agent.collect(
+            launch,
+            item_dir,
+            stdout if stdout.exists() else None,
+            stderr if stderr.exists() else None,
+            secrets,
         )
-        located = locate(layout, work.fixture.manifest.artifact)
-        copies = copy_bundle(located, item_dir, secret_values(env, ws.agent_home))
-        meta["sessions_spellings"] = list(layout.sessions_spellings)
         meta["collection"] = {
-            "ledger_via": located.ledger_via,
-            "parent_via": located.parent_via,
-            "notes": list(located.notes),
-            "capped": list(located.capped),
-            "truncated": [c.name for c in copies if c.truncated],
+            **collected.record,
+            "notes": list(collected.notes),
+            "capped": list(collected.capped),
+            "truncated": list(collected.truncated),
         }
         meta["manifest"] = manifest_dict(work.fixture.manifest)
         if opts.keep_workdir:
@@ -229,16 +223,18 @@ def manifest_dict(manifest: Manifest) -> dict[str, Any]:
 def score_bundle(
     item_dir: Path, meta: dict[str, Any], manifest: Manifest | None = None
 ) -> ItemScore:
-    """Score an item bundle exactly as ``score ITEM_DIR`` does."""
+    """Score an item bundle exactly as ``score ITEM_DIR`` does, with the adapter that
+    wrote it (named in item.json)."""
     if manifest is None:
         try:
             manifest = Manifest.from_dict(meta["manifest"])
         except (KeyError, TypeError, ValueError) as exc:
             raise BundleError(f"{item_dir / 'item.json'}: manifest: missing or invalid") from exc
-    spellings = meta.get("sessions_spellings") or []
-    layout = Layout.for_bundle(item_dir, [str(s) for s in spellings])
-    located = locate(layout, manifest.artifact)
-    return score_prime_agent(scorer_inputs(located), manifest)
+    try:
+        adapter = adapter_for_meta(meta)
+    except HarnessError as exc:
+        raise BundleError(f"{item_dir / 'item.json'}: agent_kind: {exc}") from exc
+    return adapter.score(item_dir, meta, manifest)
 
 
 def _stderr_tail(item_dir: Path) -> str | None:

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import __version__
+from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
 from harness.fixtures import FIXTURES_ROOT, Fixture, list_fixtures, load_fixture, resolve_fixture
 from harness.item import WorkItem
-from harness.launch import SIM_MODEL, AgentSpec
 
 #: A hard ceiling on concurrency: each item runs an agent, a daemon and children.
 MAX_CONCURRENCY = 64
@@ -24,7 +24,7 @@ class RunConfig:
 
     fixtures: tuple[str, ...]
     models: tuple[str, ...]
-    agent: AgentSpec
+    agent: AgentAdapter
     trials: int = 1
     concurrency: int = 1
     provider_caps: tuple[tuple[str, int], ...] = ()
@@ -47,7 +47,7 @@ class RunConfig:
             raise UsageError("--timeout must be positive")
         if not self.fixtures:
             raise UsageError("no fixture given: use --fixture NAME|PATH (or --fixture all)")
-        if not self.models and not self.agent.is_sim:
+        if not self.models and not self.agent.default_models():
             raise UsageError(
                 "--model is required with a real agent (e.g. anthropic/claude-sonnet-4-5)"
             )
@@ -58,7 +58,7 @@ class RunConfig:
 
 
 def effective_models(config: RunConfig) -> tuple[str, ...]:
-    models = config.models or (SIM_MODEL,)
+    models = config.models or config.agent.default_models()
     if len(set(models)) != len(models):
         raise UsageError("--model given twice with the same value")
     return models

@@ -39,8 +39,7 @@ from harness.report import RunReport, build_report, write_report
 from harness.results import ItemResult, RunFacts
 from harness.scheduler import Scheduler, Slot, provider_of
 from harness.workspace import RepoTemplates
-from scorers import score_prime_agent
-from scorers.types import PrimeAgentArtifacts
+from scorers import score_nothing
 
 RUN_FILE = "run.json"
 
@@ -59,7 +58,7 @@ def new_run_id() -> str:
 
 def errored_result(work: WorkItem, reason: str, item_dir: Path) -> ItemResult:
     """An item the harness could not run or score: scored as empty, kept out of rates."""
-    empty = score_prime_agent(PrimeAgentArtifacts(parent_session_paths=()), work.fixture.manifest)
+    empty = score_nothing(work.fixture.manifest)
     result = make_result(work, item_dir, empty, RunFacts(0.0, None, False, reason, None))
     with contextlib.suppress(OSError):
         write_json_atomic(item_dir / "result.json", result.to_dict())
@@ -230,7 +229,8 @@ def _options_dict(config: RunConfig, fixtures: list[Fixture] | None = None) -> d
     return {
         "fixtures": list(config.fixtures),
         "fixture_paths": [str(fx.path) for fx in fixtures or []],
-        "agent_kind": "sim" if config.agent.is_sim else "prime-agent",
+        "agent_kind": config.agent.name,
+        "agent_options": config.agent.options,
         "agent_bin": config.agent.binary,
         "models": list(effective_models(config)),
         "agent": config.agent.label(),

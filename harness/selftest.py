@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.agents.prime_agent import PrimeAgentAdapter
 from harness.aggregate import CRITERIA
 from harness.item import manifest_dict
-from harness.launch import AgentSpec
 from harness.plan import RunConfig, load_fixtures
 from harness.progress import Progress
 from harness.report import CRITERION_LABELS
@@ -82,7 +82,9 @@ class SelftestOutcome:
 
 def fixture_manifests(fixtures: Sequence[str]) -> list[dict[str, Any]]:
     """The manifests (answer keys) of the named fixtures, for the model server's oracle."""
-    config = RunConfig(fixtures=tuple(fixtures), models=(), agent=AgentSpec(binary="unused"))
+    config = RunConfig(
+        fixtures=tuple(fixtures), models=(), agent=PrimeAgentAdapter(binary="unused")
+    )
     return [manifest_dict(fx.manifest) for fx in load_fixtures(config)]
 
 
@@ -108,7 +110,7 @@ def run_selftest(
         config = RunConfig(
             fixtures=tuple(fixtures),
             models=tuple(f"{server.provider}/{c.script}" for c in cases),
-            agent=AgentSpec(binary=agent_bin),
+            agent=PrimeAgentAdapter(binary=agent_bin),
             concurrency=concurrency,
             timeout_s=timeout_s,
             runs_dir=runs_dir,

@@ -1,15 +1,11 @@
-"""Fresh per-item workdirs: the agent's git repo, isolated agent home and sessions dir.
+"""Fresh per-item workdirs: the fixture's git repo and the agent's private HOME and TMPDIR.
 
-Layout of a workdir (CONTRACT §1, §3)::
+The generic part of a workdir (the adapter adds its own dirs beside these)::
 
-    <workdir>/repo/             fixture files minus fixture.json and task.txt, one commit
-    <workdir>/sessions/         created before launch; its realpath is what the agent sees
-    <workdir>/session-artifacts/  written by the agent (children)
-    <workdir>/agent-home/       isolated PRIME_AGENT_CODING_AGENT_DIR (auth/models copied)
-    <workdir>/daemon.sock       the daemon socket
-    <workdir>/home/             the agent's HOME (IPython profile, supervisor registry, git
-                                identity): nothing of a run lands in the user's HOME
-    <workdir>/tmp/              the agent's TMPDIR (node compile cache, prime-agent-<uid>)
+    <workdir>/repo/   fixture files minus fixture.json and task.txt, one commit (the cwd)
+    <workdir>/home/   the agent's HOME (only a minimal git identity): nothing of a run
+                      lands in the user's HOME
+    <workdir>/tmp/    the agent's TMPDIR
 """
 
 from __future__ import annotations
@@ -20,9 +16,9 @@ import stat
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from harness.agents.base import ItemPaths
 from harness.errors import AgentLaunchError, FixtureError
 from harness.procs import run_quick
 
@@ -38,42 +34,14 @@ GIT_LEAK_VARS = (
     "GIT_COMMON_DIR",
 )
 
-#: Files copied from the user's agent home into the isolated one (CONTRACT §1). Nothing else.
-AGENT_HOME_COPIES = ("auth.json", "models.json")
-
 #: Unix socket paths are limited to 108 bytes including the NUL; keep a margin.
 MAX_SOCKET_PATH = 100
-#: The longest socket the product binds below a workdir: its session workers listen in
-#: ``$TMPDIR/prime-agent-<uid>/`` (the item's ``tmp/``), and a path over the limit makes the
+#: The longest socket an agent binds below a workdir. prime-agent's session workers listen in
+#: ``$TMPDIR/prime-agent-<uid>/`` (the item's ``tmp/``), and a path over the limit makes its
 #: daemon fail ("Timed out connecting to daemon session worker"). 10-digit uid, 12-hex ids.
 LONGEST_SOCKET = "tmp/prime-agent-4294967295/worker-000000000000-000000000000.sock"
 
 WORKDIR_PREFIX = "swh-"
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """Paths of one item's workdir. ``sessions`` is canonical (realpath)."""
-
-    root: Path
-    repo: Path
-    sessions: Path
-    agent_home: Path
-    socket: Path
-
-    @property
-    def home(self) -> Path:
-        """The agent's ``HOME``: the product writes outside its agent home (CONTRACT §7)."""
-        return self.root / "home"
-
-    @property
-    def tmp(self) -> Path:
-        """The agent's ``TMPDIR``."""
-        return self.root / "tmp"
-
-    @property
-    def session_artifacts(self) -> Path:
-        return self.sessions.parent / "session-artifacts"
 
 
 def scrubbed_git_env(base: Mapping[str, str]) -> dict[str, str]:
@@ -139,30 +107,20 @@ class RepoTemplates:
         self.close()
 
 
-def build_workspace(
-    root: Path,
-    fixture_dir: Path,
-    source_agent_home: Path | None,
-    templates: RepoTemplates | None = None,
-) -> Workspace:
-    """Populate ``root``: repo from the fixture (answer key excluded), sessions, agent home."""
+def build_item_paths(
+    root: Path, fixture_dir: Path, templates: RepoTemplates | None = None
+) -> ItemPaths:
+    """Populate ``root``: the repo from the fixture (answer key excluded), HOME and TMPDIR."""
     repo = root / "repo"
     if templates is not None:
         shutil.copytree(templates.repo_for(fixture_dir), repo, symlinks=True)
     else:
         _copy_fixture_tree(fixture_dir, repo)
         _git_commit(repo)
-    sessions_raw = root / "sessions"
-    sessions_raw.mkdir()
-    sessions = Path(os.path.realpath(sessions_raw))
-    agent_home = root / "agent-home"
-    agent_home.mkdir(mode=0o700)
-    if source_agent_home is not None:
-        copy_agent_home(source_agent_home, agent_home)
-    ws = Workspace(root, repo, sessions, agent_home, root / "daemon.sock")
-    make_private_home(ws.home)
-    ws.tmp.mkdir(mode=0o700)
-    return ws
+    paths = ItemPaths(root=root, repo=repo, home=root / "home", tmp=root / "tmp")
+    make_private_home(paths.home)
+    paths.tmp.mkdir(mode=0o700)
+    return paths
 
 
 #: The identity the agent's own git commits get in its private HOME (it has no other).
@@ -214,24 +172,3 @@ def _git_commit(repo: Path) -> None:
         raise AgentLaunchError(
             f"git failed building the repo: {detail.decode(errors='replace')}"
         ) from exc
-
-
-def source_agent_home(env: Mapping[str, str]) -> Path:
-    """The user's agent home: ``$PRIME_AGENT_CODING_AGENT_DIR`` or ``~/.prime/agent``."""
-    configured = env.get("PRIME_AGENT_CODING_AGENT_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".prime" / "agent"
-
-
-def copy_agent_home(source: Path, dest: Path) -> list[str]:
-    """Copy auth.json and models.json (if present) into the isolated home; read-only source."""
-    copied = []
-    for name in AGENT_HOME_COPIES:
-        src = source / name
-        if src.is_file():
-            target = dest / name
-            shutil.copyfile(src, target)
-            target.chmod(0o600)
-            copied.append(name)
-    return copied

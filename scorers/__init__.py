@@ -8,6 +8,7 @@ them; ``scorers.score`` assembles the :class:`ItemScore`.
 from __future__ import annotations
 
 from scorers.prime_agent import score_prime_agent
+from scorers.score import score_evidence, score_nothing
 from scorers.types import (
     SCORE_SCHEMA_VERSION,
     ChildSessionFile,
@@ -29,5 +30,7 @@ __all__ = [
     "Shard",
     "UntracedShard",
     "WrongAnswer",
+    "score_evidence",
+    "score_nothing",
     "score_prime_agent",
 ]

@@ -16,7 +16,7 @@ from scorers.delegation import DelegationResult, check_delegation
 from scorers.edges import replay
 from scorers.provenance import ProvenanceResult, check_provenance
 from scorers.receipts import find_missing_receipts
-from scorers.records import ReceiptIndex, RunEvidence
+from scorers.records import LedgerParse, ReceiptIndex, RunEvidence
 from scorers.types import Manifest
 from scorers.usage import choose_usage, model_reached
 from scorers.verdict import ItemScore
@@ -153,3 +153,17 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
         parent_session_id=session.header_id if session is not None else None,
         failures=tuple(failures),
     )
+
+
+def score_nothing(manifest: Manifest) -> ItemScore:
+    """The verdict on a run that left nothing at all (an item that errored before it ran)."""
+    empty = RunEvidence(
+        parent_paths=(),
+        ledger=LedgerParse(events=()),
+        session=None,
+        stream=None,
+        answers=None,
+        child_sessions=(),
+        child_session_dirs=0,
+    )
+    return score_evidence(empty, manifest)

@@ -45,11 +45,15 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 @click.option(
     "--agent",
     default="prime-agent",
-    metavar="prime-agent|sim[:BEHAVIOUR]",
-    help="Agent to run: the real CLI, or the built-in simulated agent with a behaviour "
-    "(honest, no-spawn, flaky=0.7, slow=2, ... comma-separated).",
+    metavar="NAME[:OPTIONS]",
+    help="Agent to run: prime-agent, or sim[:BEHAVIOUR] (the built-in simulated agent: "
+    "honest, no-spawn, flaky=0.7, slow=2, ... comma-separated).",
 )
-@click.option("--agent-bin", default="prime-agent", help="Path or name of the real agent binary.")
+@click.option(
+    "--agent-bin",
+    default=None,
+    help="Path or name of the agent's binary (default: the agent's own, e.g. prime-agent).",
+)
 @click.option(
     "--timeout", default=1800.0, type=float, help="Seconds before one agent run is stopped."
 )
@@ -116,7 +120,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 def run_cmd(ctx: click.Context, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
     # Imported here so that `--help` and the other commands start fast.
-    from harness.launch import AgentSpec
+    from harness.agents import parse_agent
     from harness.plan import RunConfig
     from harness.progress import Progress
     from harness.runner import execute_run, stored_options
@@ -127,7 +131,7 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
     config = RunConfig(
         fixtures=tuple(options["fixtures"]),
         models=tuple(options["models"]),
-        agent=AgentSpec.parse(options["agent"], options["agent_bin"], options["seed"]),
+        agent=parse_agent(options["agent"], options["agent_bin"], options["seed"]),
         trials=options["trials"],
         concurrency=options["concurrency"],
         provider_caps=_provider_caps(tuple(options["provider_caps"])),
@@ -173,11 +177,15 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: dict[
 
     if unset("fixtures"):
         options["fixtures"] = tuple(stored.get("fixture_paths") or stored.get("fixtures") or ())
-    is_sim = stored.get("agent_kind") == "sim"
-    if unset("models") and not is_sim:
+    kind = str(stored.get("agent_kind") or "prime-agent")
+    if unset("models") and kind != "sim":
         options["models"] = tuple(stored.get("models") or ())
     if unset("agent"):
-        options["agent"] = stored.get("agent", "sim") if is_sim else "prime-agent"
+        if kind == "sim":  # older runs recorded the behaviours only in the label
+            options["agent"] = str(stored.get("agent") or "sim")
+        else:
+            extra = stored.get("agent_options")
+            options["agent"] = f"{kind}:{extra}" if extra else kind
     if unset("provider_caps") and stored.get("provider_caps"):
         options["provider_caps"] = tuple(f"{k}={v}" for k, v in stored["provider_caps"].items())
     if unset("baseline") and stored.get("baseline"):

@@ -224,7 +224,7 @@ def test_compare_verdicts_and_fail_on_regression(tmp_path: Path) -> None:
 
 
 def test_fixture_all_refuses_a_broken_fixture(tmp_path: Path) -> None:
-    from harness.launch import AgentSpec
+    from harness.agents import parse_agent
     from harness.plan import RunConfig, load_fixtures
 
     root = tmp_path / "fixtures"
@@ -232,7 +232,7 @@ def test_fixture_all_refuses_a_broken_fixture(tmp_path: Path) -> None:
     shutil.copytree(TINY, root / "broken")
     (root / "broken" / "shards" / "shard-b.txt").unlink()
     config = RunConfig(
-        fixtures=("all",), models=(), agent=AgentSpec.parse("sim", "x"), fixtures_root=root
+        fixtures=("all",), models=(), agent=parse_agent("sim", "x"), fixtures_root=root
     )
     from harness.errors import FixtureError
 

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.collect import Layout, ledger_name, locate, scorer_inputs, sessions_spellings
+from harness.agents.prime_agent.collect import (
+    Layout,
+    ledger_name,
+    locate,
+    scorer_inputs,
+    sessions_spellings,
+)
 from scorers import score_prime_agent
 from scorers.types import Manifest
 

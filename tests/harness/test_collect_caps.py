@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import collect
-from harness.collect import Layout, locate, scorer_inputs
+from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs
 from harness.item import facts_from_meta
 from scorers import score_prime_agent
 from scorers.types import Manifest

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.launch import AgentSpec
+from harness.agents import parse_agent
 from harness.plan import RunConfig
 from harness.runner import execute_run
 
@@ -30,7 +30,7 @@ def _run_hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, tim
     config = RunConfig(
         fixtures=(TINY,),
         models=("hostile/model",),
-        agent=AgentSpec.parse("prime-agent", HOSTILE),
+        agent=parse_agent("prime-agent", HOSTILE),
         runs_dir=tmp_path / "runs",
         timeout_s=timeout,
     )
@@ -80,8 +80,8 @@ def test_output_flood_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 MEMORY_PROBE = r"""
 import sys, json
 from pathlib import Path
-from harness.collect import Layout, locate, scorer_inputs
-from harness.bundle import copy_bundle
+from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs
+from harness.agents.prime_agent.bundle import copy_bundle
 from scorers import score_prime_agent
 from scorers.types import Manifest
 root = Path(sys.argv[1])

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.launch import SUPERVISOR_REGISTRY_VAR, agent_env
-from harness.workspace import build_workspace, make_workdir
+from harness.agents.base import ItemSpec
+from harness.agents.prime_agent import SUPERVISOR_REGISTRY_VAR, PrimeAgentAdapter
+from harness.launch import base_env
+from harness.workspace import build_item_paths, make_workdir
+from scorers.types import Manifest
 
 TINY = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
 CALLER = {
@@ -23,9 +26,10 @@ CALLER = {
 @pytest.fixture
 def env_and_root(tmp_path: Path) -> tuple[dict[str, str], Path]:
     root = make_workdir(str(tmp_path))
-    ws = build_workspace(root, TINY, None)
-    env, _ = agent_env(CALLER, ws, "tok")
-    return env, root
+    paths = build_item_paths(root, TINY)
+    env, _ = base_env(CALLER, paths, "tok")
+    item = ItemSpec("tiny:m:1", "p/m", "TASK", Manifest("tiny", "x.md", ()), tmp_path)
+    return PrimeAgentAdapter().prepare(paths, item, env, "tok").env, root
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from xml.etree import ElementTree as ET
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
+from harness.agents import parse_agent
 from harness.aggregate import overall, summarize
 from harness.compare import compare
-from harness.launch import AgentSpec
 from harness.plan import RunConfig
 from harness.report import RunReport, render_junit, render_markdown, validate_report
 from harness.runner import execute_run
@@ -177,7 +177,7 @@ def _sim_run(tmp_path: Path, concurrency: int, name: str, baseline: Path | None 
     config = RunConfig(
         fixtures=(TINY,),
         models=(),
-        agent=AgentSpec.parse("sim:flaky=0.5", "x", seed=7),
+        agent=parse_agent("sim:flaky=0.5", "x", seed=7),
         trials=8,
         concurrency=concurrency,
         runs_dir=tmp_path / name,

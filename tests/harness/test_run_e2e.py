@@ -8,8 +8,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from harness.agents import parse_agent
 from harness.errors import EXIT_INFRA, EXIT_RESOLVED, EXIT_UNRESOLVED
-from harness.launch import AgentSpec
 from harness.plan import RunConfig
 from harness.procs import ITEM_TOKEN_VAR
 from harness.report import validate_report
@@ -41,7 +41,7 @@ def run_sim(
     config = RunConfig(
         fixtures=(fixture,),
         models=(),
-        agent=AgentSpec.parse(f"sim:{behaviour}", "prime-agent"),
+        agent=parse_agent(f"sim:{behaviour}", "prime-agent"),
         timeout_s=timeout,
         runs_dir=tmp_path / "runs",
         **kw,  # type: ignore[arg-type]
@@ -132,7 +132,7 @@ def test_missing_binary_is_an_infrastructure_error(tmp_path: Path) -> None:
     config = RunConfig(
         fixtures=(TINY,),
         models=("anthropic/x",),
-        agent=AgentSpec.parse("prime-agent", str(tmp_path / "no-such-agent")),
+        agent=parse_agent("prime-agent", str(tmp_path / "no-such-agent")),
         runs_dir=tmp_path / "runs",
     )
     outcome = execute_run(config)

@@ -9,9 +9,28 @@ from pathlib import Path
 
 import pytest
 
-from harness.launch import AgentSpec, agent_argv, agent_env, secret_values
+from harness.agents import parse_agent
+from harness.agents.base import ItemPaths, ItemSpec, Launch
+from harness.agents.prime_agent import PrimeAgentAdapter
+from harness.launch import base_env, secret_values
 from harness.procs import ITEM_TOKEN_VAR
-from harness.workspace import build_workspace, make_workdir, scrubbed_git_env
+from harness.workspace import build_item_paths, make_workdir, scrubbed_git_env
+from scorers.types import Manifest
+
+MANIFEST = Manifest("fx", "combined-index.md", ())
+
+
+def prepare(
+    tmp_path: Path,
+    caller: dict[str, str] | None = None,
+    source: Path | None = None,
+    model: str = "anthropic/m",
+) -> tuple[ItemPaths, Launch]:
+    """One prime-agent item prepared as run_item prepares it."""
+    paths = build_item_paths(make_workdir(str(tmp_path)), _fixture(tmp_path))
+    env, _ = base_env(caller if caller is not None else {}, paths, "tok")
+    item = ItemSpec("fx:m:1", model, "TASK", MANIFEST, credentials_source=source or tmp_path)
+    return paths, PrimeAgentAdapter().prepare(paths, item, env, "tok")
 
 
 def _fixture(tmp_path: Path) -> Path:
@@ -37,8 +56,8 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def test_repo_holds_fixture_files_without_answer_key(tmp_path: Path) -> None:
-    root = make_workdir(str(tmp_path))
-    ws = build_workspace(root, _fixture(tmp_path), None)
+    ws, launch = prepare(tmp_path)
+    sessions = launch.state["sessions"]
     assert (ws.repo / "shards" / "a.txt").is_file()
     assert not (ws.repo / "fixture.json").exists() and not (ws.repo / "task.txt").exists()
     assert _git(ws.repo, "ls-files").split() == ["shards/a.txt"]
@@ -46,7 +65,7 @@ def test_repo_holds_fixture_files_without_answer_key(tmp_path: Path) -> None:
     assert "EXPECTED-ANSWER-4242" not in history and "fixture.json" not in history
     objects = _git(ws.repo, "rev-list", "--all", "--objects")
     assert "fixture.json" not in objects and "task.txt" not in objects
-    assert ws.sessions == Path(os.path.realpath(ws.sessions)) and ws.sessions.is_dir()
+    assert sessions == Path(os.path.realpath(sessions)) and sessions.is_dir()
 
 
 def test_repo_build_ignores_callers_git_dir(
@@ -57,7 +76,7 @@ def test_repo_build_ignores_callers_git_dir(
     subprocess.run(["git", "init", "-q", str(caller)], check=True, env=scrubbed_git_env(os.environ))
     monkeypatch.setenv("GIT_DIR", str(caller / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(caller))
-    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
+    ws = build_item_paths(make_workdir(str(tmp_path)), _fixture(tmp_path))
     assert (ws.repo / ".git").is_dir()
     # The caller's repository got no commit from us.
     log = subprocess.run(
@@ -71,7 +90,6 @@ def test_repo_build_ignores_callers_git_dir(
 
 
 def test_agent_env_strips_leaks_and_isolates(tmp_path: Path) -> None:
-    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
     base = {
         "PATH": "/usr/bin",
         "ANTHROPIC_API_KEY": "sk-test-0123456789",
@@ -85,7 +103,8 @@ def test_agent_env_strips_leaks_and_isolates(tmp_path: Path) -> None:
         "PRIME_AGENT_CODING_AGENT_DIR": "/home/me/.prime/agent",
         "SWARM_HARNESS_SIM_ORACLE": "/leak.json",
     }
-    env, names = agent_env(base, ws, "tok")
+    _, launch = prepare(tmp_path, base)
+    env, names = launch.env, launch.env_set
     for gone in (
         "PRIME_AGENT_INTERNAL_WORKER_ID",
         "RLM_DEPTH",
@@ -98,29 +117,27 @@ def test_agent_env_strips_leaks_and_isolates(tmp_path: Path) -> None:
     ):
         assert gone not in env
     assert env["ANTHROPIC_API_KEY"] == "sk-test-0123456789"  # credentials pass through
-    assert env["PRIME_AGENT_CODING_AGENT_DIR"] == str(ws.agent_home)
+    assert env["PRIME_AGENT_CODING_AGENT_DIR"] == str(launch.state["agent_home"])
     assert (
         env["PRIME_AGENT_SESSION_DIR"]
         == env["PRIME_AGENT_CODING_AGENT_SESSION_DIR"]
-        == str(ws.sessions)
+        == str(launch.state["sessions"])
     )
     assert env[ITEM_TOKEN_VAR] == "tok"
     assert "ANTHROPIC_API_KEY" not in names and "PRIME_AGENT_SESSION_DIR" in names
 
 
 def test_argv_is_exactly_the_contract(tmp_path: Path) -> None:
-    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), None)
-    argv = agent_argv(["prime-agent"], ws, "anthropic/m", "TASK")
-    assert argv == [
-        "prime-agent",
+    ws, launch = prepare(tmp_path)
+    assert launch.argv == [
         "--mode",
         "json",
         "--daemon-socket",
-        str(ws.socket),
+        str(ws.root / "daemon.sock"),
         "--cwd",
         str(ws.repo),
         "--session-dir",
-        str(ws.sessions),
+        str(launch.state["sessions"]),
         "--model",
         "anthropic/m",
         "--",
@@ -137,16 +154,17 @@ def test_agent_home_copies_only_auth_and_models(tmp_path: Path) -> None:
     (src / "models.json").write_text("{}", encoding="utf-8")
     (src / "settings.json").write_text("{}", encoding="utf-8")
     (src / "sessions").mkdir()
-    ws = build_workspace(make_workdir(str(tmp_path)), _fixture(tmp_path), src)
-    assert sorted(p.name for p in ws.agent_home.iterdir()) == ["auth.json", "models.json"]
-    assert b"sk-ant-secretvalue" in secret_values({}, ws.agent_home)
+    _, launch = prepare(tmp_path, source=src)
+    home = launch.state["agent_home"]
+    assert sorted(p.name for p in home.iterdir()) == ["auth.json", "models.json"]
+    assert b"sk-ant-secretvalue" in secret_values({}, launch.credential_files)
 
 
 def test_missing_binary_is_a_launch_error() -> None:
     from harness.errors import AgentLaunchError
 
     with pytest.raises(AgentLaunchError, match="not found"):
-        AgentSpec.parse("prime-agent", "/nonexistent/prime-agent").resolve_command()
+        parse_agent("prime-agent", "/nonexistent/prime-agent").resolve_command()
 
 
 def test_non_executable_binary_is_a_launch_error(tmp_path: Path) -> None:
@@ -156,4 +174,4 @@ def test_non_executable_binary_is_a_launch_error(tmp_path: Path) -> None:
     fake.write_text("#!/bin/sh\n", encoding="utf-8")
     fake.chmod(0o644)
     with pytest.raises(AgentLaunchError, match="not executable"):
-        AgentSpec.parse("prime-agent", str(fake)).resolve_command()
+        parse_agent("prime-agent", str(fake)).resolve_command()

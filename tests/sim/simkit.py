@@ -25,8 +25,8 @@ from typing import Any
 import psutil
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SIM_AGENT = REPO_ROOT / "harness" / "sim" / "agent.py"
-SIM_SHIM = REPO_ROOT / "harness" / "sim" / "prime-agent-sim"
+SIM_AGENT = REPO_ROOT / "sim_agent" / "agent.py"
+SIM_SHIM = REPO_ROOT / "sim_agent" / "prime-agent-sim"
 TOKEN_VAR = "SIM_TEST_TOKEN"
 PROTOCOL = {"name": "prime-agent.daemon", "version": 7}
 #: Generous: an honest run takes well under a second, a loaded CI box may be 10x slower.

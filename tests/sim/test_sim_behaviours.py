@@ -13,7 +13,7 @@ import psutil
 import pytest
 from simkit import SHARDS, SimLayout, read_jsonl, rubric, wait_gone
 
-from harness.sim.config import Behaviours, Oracle, Shard
+from sim_agent.config import Behaviours, Oracle, Shard
 
 ALL_PASS = dict.fromkeys(("coverage", "delegation", "dedup", "receipts", "provenance"), True)
 

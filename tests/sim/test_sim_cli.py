@@ -12,8 +12,8 @@ import psutil
 import pytest
 from simkit import SIM_AGENT, SIM_SHIM, SimLayout
 
-from harness.sim import agent
-from harness.sim.config import SimUsageError, parse_behaviours, wrong_value
+from sim_agent import agent
+from sim_agent.config import SimUsageError, parse_behaviours, wrong_value
 
 
 @pytest.mark.parametrize(

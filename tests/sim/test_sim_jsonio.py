@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from simkit import SIM_AGENT
 
-from harness.sim import jsonio
+from sim_agent import jsonio
 
 VALUES: list[Any] = [
     {"a": 1, "b": [1, 2.5, -0.0, 1e300, 0.1 + 0.2, True, False, None], "c": {"d": []}},

@@ -14,12 +14,11 @@ import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
+from harness.fsread import is_real_dir, is_regular, open_regular
 from scorers.types import ChildSessionFile, PrimeAgentArtifacts
 
 #: The product caps a ledger at 32 MiB; one MiB of slack covers a record torn at the cap.
@@ -109,32 +108,6 @@ class Located:
         return tuple(f"{s.rstrip('/')}/{self.parent.name}" for s in self.layout.sessions_spellings)
 
 
-def open_regular(path: Path) -> IO[bytes]:
-    """Open a regular file for reading without following a symlink at the last component."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"not a regular file: {path}")
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
-
-
-def _is_real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(path.lstat().st_mode)
-    except OSError:
-        return False
-
-
 def read_header(path: Path) -> dict[str, object] | None:
     """The first line of a session file or stream as a JSON object, or None."""
     try:
@@ -160,7 +133,7 @@ def locate(layout: Layout, artifact_name: str) -> Located:
     if parent_id is not None:
         children, extras = _find_children(layout.session_artifacts / parent_id, notes, capped)
     artifact = layout.repo / artifact_name
-    if not _is_regular(artifact):
+    if not is_regular(artifact):
         if artifact.is_symlink():
             notes.append(f"artifact {artifact_name} is a symlink: not followed")
         artifact = None
@@ -185,13 +158,13 @@ def _find_ledger(layout: Layout, notes: list[str]) -> tuple[Path | None, str]:
         ("realpath-hash", "abspath-hash"), layout.sessions_spellings, strict=False
     ):
         candidate = folder / ledger_name(spelling)
-        if _is_regular(candidate):
+        if is_regular(candidate):
             return candidate, via
-    if not _is_real_dir(folder):
+    if not is_real_dir(folder):
         return None, "none"
     wanted = set(layout.sessions_spellings)
     for candidate in sorted(folder.glob("*.jsonl")):
-        if _is_regular(candidate) and wanted & set(_meta_sessions_dirs(candidate)):
+        if is_regular(candidate) and wanted & set(_meta_sessions_dirs(candidate)):
             notes.append(f"ledger found by meta.sessionsDir: {candidate.name}")
             return candidate, "meta"
     return None, "none"
@@ -223,9 +196,9 @@ def _meta_sessions_dirs(ledger: Path) -> Iterator[str]:
 
 
 def _session_files(sessions: Path) -> list[Path]:
-    if not _is_real_dir(sessions):
+    if not is_real_dir(sessions):
         return []
-    return sorted(p for p in sessions.glob("*.jsonl") if _is_regular(p))
+    return sorted(p for p in sessions.glob("*.jsonl") if is_regular(p))
 
 
 def _stream_session_id(stdout: Path | None) -> str | None:
@@ -285,7 +258,7 @@ def _find_children(
     """Every ``sub-*/…/*.jsonl`` below ``root`` without following symlinks, bounded."""
     found: list[ChildSessionFile] = []
     extras: list[tuple[str, ...]] = []
-    if not _is_real_dir(root):
+    if not is_real_dir(root):
         return (), ()
     stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
     while stack:
@@ -343,7 +316,7 @@ def scorer_inputs(located: Located) -> PrimeAgentArtifacts:
         parent_transcript=opener(located.parent),
         stdout=opener(
             located.layout.stdout
-            if located.layout.stdout and _is_regular(located.layout.stdout)
+            if located.layout.stdout and is_regular(located.layout.stdout)
             else None
         ),
         artifact=opener(located.artifact),

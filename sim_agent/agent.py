@@ -25,7 +25,7 @@ if not __package__:
         sys.path.insert(0, _HERE)
     # Every sim process imports the sibling modules afresh: cache their bytecode even under
     # PYTHONDONTWRITEBYTECODE, or each process pays for compiling them again (as much CPU
-    # as the rest of a child's start-up). Writes go to harness/sim/__pycache__ only.
+    # as the rest of a child's start-up). Writes go to sim_agent/__pycache__ only.
     sys.dont_write_bytecode = False
 
 try:

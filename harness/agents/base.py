@@ -1,0 +1,166 @@
+"""The seam between the harness and an agent under test.
+
+The runner, scheduler, workspace, reports and statistics know no agent by name: they hold
+an :class:`AgentAdapter` and call it at fixed points of an item's life::
+
+    prepare(item) -> Launch     make the agent's own dirs in the workdir; argv and env
+    (the harness runs argv in the repo, with a timeout, and owns every process it starts)
+    stop(item, launch, early)   end what the agent left running (e.g. a daemon)
+    collect(item, launch, dir)  copy its artifacts into the item's bundle (bounded, redacted)
+    score(dir, meta, manifest)  parse the bundle into agent-neutral evidence and judge it
+
+Adding an agent is one package under ``harness/agents/`` with a subclass, plus one line in
+``harness/agents/__init__.py``'s registry. Its parsers live in ``scorers/<agent>/`` and
+produce :class:`scorers.records.RunEvidence`; the rules never change.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from scorers import ItemScore
+from scorers.types import Manifest
+
+
+@dataclass(frozen=True)
+class ItemPaths:
+    """The generic part of one item's private workdir (created by the harness).
+
+    ``repo`` is the agent's working directory (the fixture, answer key excluded); ``home``
+    and ``tmp`` are its private ``HOME`` and ``TMPDIR``, so nothing it writes lands outside
+    the item.
+    """
+
+    root: Path
+    repo: Path
+    home: Path
+    tmp: Path
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """What an adapter needs to know about the item it launches."""
+
+    key: str
+    model: str
+    task_text: str
+    manifest: Manifest
+    #: Where the user keeps the agent's credentials/model definitions (adapter-specific).
+    credentials_source: Path | None = None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start the agent for one item, and what the harness must remember of it.
+
+    ``argv`` follows the command prefix (:meth:`AgentAdapter.resolve_command`). ``env`` is the
+    whole environment; ``env_set`` names the variables the adapter set (recorded in
+    item.json; values never are). ``credential_files`` are JSON files whose credential-like
+    values must never land in a file the harness writes.
+    ``state`` is adapter-private (paths it created), handed back to ``stop``/``collect``.
+    ``record`` is recorded in item.json as is.
+    """
+
+    argv: list[str]
+    env: dict[str, str]
+    env_set: list[str]
+    credential_files: tuple[Path, ...] = ()
+    state: Mapping[str, Any] = field(default_factory=dict)
+    record: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StopOutcome:
+    """What ending the agent's leftovers did; ``clean`` means nothing is expected to remain."""
+
+    status: str
+    detail: str = ""
+    clean: bool = False
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What collection found and copied, recorded in item.json under ``collection``.
+
+    ``capped`` names the bounds that were hit: the item is then an error, never a silent
+    unresolved. ``record`` is anything else re-scoring needs (recorded in item.json).
+    """
+
+    notes: tuple[str, ...] = ()
+    capped: tuple[str, ...] = ()
+    truncated: tuple[str, ...] = ()
+    record: Mapping[str, Any] = field(default_factory=dict)
+
+
+class AgentAdapter(ABC):
+    """One kind of agent: how to launch it, end it, collect and score what it left.
+
+    ``options`` is what followed ``NAME:`` in ``--agent NAME[:OPTIONS]``; ``binary`` the
+    ``--agent-bin`` override (None: the adapter's default). Constructors validate both and
+    raise :class:`harness.errors.UsageError` before anything runs.
+    """
+
+    #: The ``--agent`` name, and the ``agent_kind`` recorded in item.json and run.json.
+    name: ClassVar[str]
+    #: The binary looked up on PATH when ``--agent-bin`` is not given.
+    default_binary: ClassVar[str | None] = None
+
+    def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
+        self.options = options
+        self.binary = binary or self.default_binary
+        self.seed = seed
+
+    def label(self) -> str:
+        """How the run's report names the agent."""
+        return f"{self.name}:{self.options}" if self.options else self.name
+
+    @property
+    def simulated(self) -> bool:
+        """A stand-in that needs no model: runs without ``--model``, labelled as such."""
+        return False
+
+    def default_models(self) -> tuple[str, ...]:
+        """Models used when ``--model`` is not given (a real agent has none)."""
+        return ()
+
+    @abstractmethod
+    def resolve_command(self) -> list[str]:
+        """The argv prefix that starts the agent; raises AgentLaunchError if unusable."""
+
+    @abstractmethod
+    def prepare(
+        self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str
+    ) -> Launch:
+        """Create the agent's own dirs under ``paths.root``; the argv and environment.
+
+        ``base_env`` is already scrubbed of what would leak into the agent and holds the
+        private HOME/TMPDIR and the item's process token; the adapter adds its own.
+        """
+
+    def stop(self, launch: Launch, early: bool) -> StopOutcome:
+        """End what the agent leaves running after its CLI exits (default: nothing).
+
+        ``early`` is true when the CLI timed out, was cancelled or failed: a daemon may not
+        have come up yet. The harness sweeps every process of the item afterwards anyway.
+        """
+        return StopOutcome("none")
+
+    @abstractmethod
+    def collect(
+        self,
+        launch: Launch,
+        item_dir: Path,
+        stdout: Path | None,
+        stderr: Path | None,
+        secrets: list[bytes],
+    ) -> Collected:
+        """Copy the artifacts into ``item_dir`` (bounded, no symlink followed, secrets
+        redacted), laid out so that :meth:`score` finds them there."""
+
+    @abstractmethod
+    def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
+        """Score a bundle (a live item's or a saved one's) with the pure scorer."""

@@ -1,0 +1,176 @@
+"""prime-agent: launched per its contract (docs/prime-agent-contract.md), with its daemon.
+
+Its own dirs in the workdir: ``sessions/`` (created before launch, passed as its realpath),
+``session-artifacts/`` (written by the agent), ``agent-home/`` (the isolated
+``PRIME_AGENT_CODING_AGENT_DIR``, holding copies of the user's auth.json and models.json
+only) and ``daemon.sock``. After the CLI exits, its detached daemon is told to shut down.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.agents.base import AgentAdapter, Collected, ItemPaths, ItemSpec, Launch, StopOutcome
+from harness.agents.prime_agent.bundle import copy_bundle
+from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs, sessions_spellings
+from harness.agents.prime_agent.daemon import (
+    SOCKET_APPEAR_WAIT_S,
+    SOCKET_PRESENT_WAIT_S,
+    shutdown_daemon,
+)
+from harness.agents.prime_agent.home import copy_agent_home, source_agent_home
+from harness.launch import resolve_binary
+from scorers import ItemScore, score_prime_agent
+from scorers.types import Manifest
+
+#: Variables an embedding prime-agent session would leak into ours (depth, worker identity).
+STRIPPED_VARS = frozenset(
+    {"RLM_DEPTH", "RLM_MAX_DEPTH", "PRIME_AGENT_BASH_SHELL", "PRIME_AGENT_BASH_COMMAND_PREFIX"}
+)
+STRIPPED_PREFIXES = ("PRIME_AGENT_INTERNAL_", "PI_INTERNAL_")
+
+#: The product's telemetry switches (bundle: ``isTelemetryEnabled``; contract §7). Either
+#: one turns it off; an eval item must not phone home, and every fresh agent home would
+#: count as a new installation.
+TELEMETRY_OFF = {"PRIME_AGENT_TELEMETRY": "0", "DO_NOT_TRACK": "1"}
+#: Where the daemon supervisor keeps its ownership registry (default
+#: ``~/.prime/supervisor-owners``); the product reads this internal variable itself.
+SUPERVISOR_REGISTRY_VAR = "PRIME_AGENT_INTERNAL_DAEMON_SUPERVISOR_REGISTRY_DIR"
+
+
+def agent_argv(
+    prefix: list[str], state: Mapping[str, Any], model: str, task_text: str
+) -> list[str]:
+    """Exactly the contract's command line."""
+    return [
+        *prefix,
+        "--mode",
+        "json",
+        "--daemon-socket",
+        str(state["socket"]),
+        "--cwd",
+        str(state["repo"]),
+        "--session-dir",
+        str(state["sessions"]),
+        "--model",
+        model,
+        "--",
+        task_text,
+    ]
+
+
+def prime_env(paths: ItemPaths, agent_home: Path, sessions: Path) -> dict[str, str]:
+    """The variables the contract adds, and what keeps the product's writes in the item
+    (contract §7): IPython's profile and the supervisor registry in the private HOME,
+    telemetry off."""
+    home, sess = str(agent_home), str(sessions)
+    return {
+        "PRIME_AGENT_CODING_AGENT_DIR": home,
+        "PI_CODING_AGENT_DIR": home,
+        "PRIME_AGENT_SESSION_DIR": sess,
+        "PI_SESSION_DIR": sess,
+        "PRIME_AGENT_CODING_AGENT_SESSION_DIR": sess,
+        "PI_CODING_AGENT_SESSION_DIR": sess,
+        "IPYTHONDIR": str(paths.home / ".ipython"),
+        SUPERVISOR_REGISTRY_VAR: str(paths.home / ".prime" / "supervisor-owners"),
+        **TELEMETRY_OFF,
+    }
+
+
+class PrimeAgentAdapter(AgentAdapter):
+    """The real prime-agent CLI (``--agent prime-agent``, binary from ``--agent-bin``)."""
+
+    name: ClassVar[str] = "prime-agent"
+    default_binary: ClassVar[str | None] = "prime-agent"
+
+    def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
+        if options:
+            from harness.errors import UsageError
+
+            raise UsageError(f"--agent prime-agent takes no options, got {options!r}")
+        super().__init__(options, binary, seed)
+
+    def label(self) -> str:
+        return str(self.binary)
+
+    def resolve_command(self) -> list[str]:
+        return resolve_binary(self.binary)
+
+    def prepare(
+        self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str
+    ) -> Launch:
+        sessions_raw = paths.root / "sessions"
+        sessions_raw.mkdir()
+        sessions = Path(os.path.realpath(sessions_raw))
+        agent_home = paths.root / "agent-home"
+        agent_home.mkdir(mode=0o700)
+        source = item.credentials_source or source_agent_home(os.environ)
+        copy_agent_home(source, agent_home)
+        env = {
+            k: v
+            for k, v in base_env.items()
+            if k not in STRIPPED_VARS and not k.startswith(STRIPPED_PREFIXES)
+        }
+        added = prime_env(paths, agent_home, sessions)
+        env.update(added)
+        state = {
+            "root": paths.root,
+            "repo": paths.repo,
+            "sessions": sessions,
+            "agent_home": agent_home,
+            "socket": paths.root / "daemon.sock",
+            "artifact": item.manifest.artifact,
+        }
+        return Launch(
+            argv=agent_argv([], state, item.model, item.task_text),
+            env=env,
+            env_set=sorted(added),
+            credential_files=(agent_home / "auth.json",),
+            state=state,
+            record={
+                "sessions_dir": str(sessions),
+                "sessions_spellings": list(sessions_spellings(sessions)),
+            },
+        )
+
+    def stop(self, launch: Launch, early: bool) -> StopOutcome:
+        wait = SOCKET_APPEAR_WAIT_S if early else SOCKET_PRESENT_WAIT_S
+        outcome = shutdown_daemon(Path(launch.state["socket"]), wait_for_socket_s=wait)
+        return StopOutcome(outcome.status, outcome.detail, clean=outcome.status == "acknowledged")
+
+    def collect(
+        self,
+        launch: Launch,
+        item_dir: Path,
+        stdout: Path | None,
+        stderr: Path | None,
+        secrets: list[bytes],
+    ) -> Collected:
+        state = launch.state
+        sessions = Path(state["sessions"])
+        layout = Layout(
+            sessions=sessions,
+            session_artifacts=sessions.parent / "session-artifacts",
+            agent_home=Path(state["agent_home"]),
+            repo=Path(state["repo"]),
+            stdout=stdout,
+            stderr=stderr,
+            sessions_spellings=sessions_spellings(sessions),
+        )
+        located = locate(layout, str(state["artifact"]))
+        copies = copy_bundle(located, item_dir, secrets)
+        return Collected(
+            notes=tuple(located.notes),
+            capped=tuple(located.capped),
+            truncated=tuple(c.name for c in copies if c.truncated),
+            record={"ledger_via": located.ledger_via, "parent_via": located.parent_via},
+        )
+
+    def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
+        spellings = meta.get("sessions_spellings") or []
+        layout = Layout.for_bundle(item_dir, [str(s) for s in spellings])
+        located = locate(layout, manifest.artifact)
+        return score_prime_agent(scorer_inputs(located), manifest)
