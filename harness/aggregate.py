@@ -14,13 +14,13 @@ import polars as pl
 
 from harness import stats
 from harness.strata import stratified_rate
+from scorers.criteria import criterion_fields
 
 #: Fewest fixtures for the "fixtures as a random sample" interval: below this, the spread
 #: between fixtures is estimated from too few values to say anything about other fixtures.
 MIN_FIXTURES_FOR_GENERALISATION = 10
 
-#: The gating criteria of the rubric, each reported with its own rate and interval.
-CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
+
 #: Efficiency figures reported as mean, sd and t interval.
 MEASURES = ("tokens_used", "turns", "wall_time_s")
 
@@ -34,7 +34,7 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
         "trial": pl.Int64,
         "status": pl.String,
         "resolved": pl.Boolean,
-        **dict.fromkeys(CRITERIA, pl.Boolean),
+        **dict.fromkeys(criterion_fields(), pl.Boolean),
         "tokens_used": pl.Float64,
         "turns": pl.Float64,
         "wall_time_s": pl.Float64,
@@ -89,7 +89,7 @@ def summarize(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "errored_keys": list(row["errored_keys"]),
             "resolved": resolved,
             **{k: v for k, v in _rate(resolved, n).items() if k != "count"},
-            "criteria": {c: _rate(int(sub[c].sum()) if n else 0, n) for c in CRITERIA},
+            "criteria": {c: _rate(int(sub[c].sum()) if n else 0, n) for c in criterion_fields()},
             "measures": {
                 m: stats.mean_interval(sub[m].drop_nulls().to_list()).to_dict() for m in MEASURES
             },

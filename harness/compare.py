@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import stats
-from harness.aggregate import CRITERIA, MEASURES, MIN_FIXTURES_FOR_GENERALISATION
+from harness.aggregate import MEASURES, MIN_FIXTURES_FOR_GENERALISATION
 from harness.errors import BundleError
 from harness.power import trials_for_power
 from harness.strata import stratified_diff
+from scorers.criteria import criterion_fields
 
 Items = Sequence[Mapping[str, Any]]
 GroupKey = tuple[str, str]
@@ -192,7 +193,7 @@ def _fixture_entry(
         **main,
         "verdict": verdict,
         "disagreement": disagreement(main["baseline_rate"], main["candidate_rate"]),
-        "criteria": {c: _rate_diff([base.scored], [cand.scored], c) for c in CRITERIA},
+        "criteria": {c: _rate_diff([base.scored], [cand.scored], c) for c in criterion_fields()},
         "measures": {m: _measure_diff(base.scored, cand.scored, m) for m in MEASURES},
         "trials_for_power": (
             trials_for_power([main["baseline_rate"]], threshold)
@@ -243,7 +244,7 @@ def _overall(
         "verdict": verdict,
         "method": "newcombe" if len(fixtures) == 1 else "stratified-newcombe",
         "disagreement": sum(e["disagreement"] for e in fixtures) / len(fixtures),
-        "criteria": {c: _rate_diff(base, cand, c) for c in CRITERIA},
+        "criteria": {c: _rate_diff(base, cand, c) for c in criterion_fields()},
         "trials_for_power": (
             trials_for_power([e["baseline_rate"] for e in fixtures], threshold)
             if verdict == "inconclusive"

@@ -31,6 +31,10 @@ from scorers.types import Manifest
 #: process the harness had to kill.
 STOP_EXIT_WAIT_S = 1.0
 
+#: Version of item.json's layout. 2: ``agent_kind``/``agent_options`` name the adapter that
+#: wrote the bundle (absent: prime-agent), ``agent_stop`` replaces ``daemon_shutdown``.
+ITEM_META_SCHEMA_VERSION = 2
+
 #: How much of stderr's tail is quoted as the agent's error when it exits non-zero.
 STDERR_QUOTE_BYTES = 2000
 
@@ -89,6 +93,7 @@ def run_item(
     token = f"{opts.token_prefix}-{uuid.uuid4().hex}"
     tracker = ProcessTracker(token=token, workdir=root)
     meta: dict[str, Any] = {
+        "schema_version": ITEM_META_SCHEMA_VERSION,
         "harness_version": __version__,
         "key": work.key,
         "fixture": work.fixture.manifest.name,

@@ -13,14 +13,14 @@ from xml.etree import ElementTree as ET
 import jsonschema
 
 from harness import __version__
-from harness.aggregate import CRITERIA, overall, summarize
+from harness.aggregate import overall, summarize
 from harness.bundle import write_json_atomic
 from harness.compare import compare, failed_comparison, format_pp, load_report
 from harness.errors import BundleError
 from harness.results import ItemResult
+from scorers import criteria as rubric
+from scorers.criteria import criterion_fields, criterion_labels
 
-#: Column headings of the criteria in report.md (a criterion not listed shows its own name).
-CRITERION_LABELS = {"delegation_evidence": "delegation"}
 #: 1: issue #2 (items only). 2: summary, overall, comparison, interrupted. 3: stratified
 #: overall rate and comparison, the gate, missing fixtures, disagreement (no flip rate),
 #: the provenance criterion.
@@ -118,10 +118,23 @@ def safe_compare(
         return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")
 
 
-def validate_report(data: Mapping[str, Any]) -> None:
-    """Raise jsonschema.ValidationError if ``data`` does not match report.schema.json."""
+def report_schema() -> dict[str, Any]:
+    """report.schema.json, with every registry criterion's pass flag required in items and
+    its rate in summaries (so a new criterion needs no schema edit)."""
     schema = json.loads(REPORT_SCHEMA_PATH.read_text(encoding="utf-8"))
-    jsonschema.validate(dict(data), schema)
+    item = schema["properties"]["items"]["items"]
+    for criterion in rubric.CRITERIA:
+        item["properties"].setdefault(criterion.field, {"type": "boolean"})
+        if criterion.field not in item["required"]:
+            item["required"].append(criterion.field)
+    summary = schema["properties"]["summary"]["items"]["properties"]["criteria"]
+    summary["required"] = list(criterion_fields())
+    return schema
+
+
+def validate_report(data: Mapping[str, Any]) -> None:
+    """Raise jsonschema.ValidationError if ``data`` does not match the report schema."""
+    jsonschema.validate(dict(data), report_schema())
 
 
 def write_report(run_dir: Path, report: RunReport) -> None:
@@ -149,7 +162,7 @@ def _ci(ci: Sequence[float] | None) -> str:
 
 
 def _failed_criteria(item: Mapping[str, Any]) -> list[str]:
-    return [c for c in CRITERIA if item.get(c) is False]
+    return [c for c in criterion_fields() if item.get(c) is False]
 
 
 def render_markdown(report: RunReport, run_dir: Path) -> str:
@@ -178,12 +191,12 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         "## Per fixture",
         "",
         "| fixture | model | n | errors | resolved | rate | 95% CI | "
-        + " | ".join(CRITERION_LABELS.get(c, c) for c in CRITERIA)
+        + " | ".join(criterion_labels().values())
         + " | mean tokens |",
-        "|---|---|---|---|---|---|---|" + "---|" * len(CRITERIA) + "---|",
+        "|---|---|---|---|---|---|---|" + "---|" * len(criterion_fields()) + "---|",
     ]
     for s in report.summary:
-        crit = " | ".join(_pct(s["criteria"][c]["rate"]) for c in CRITERIA)
+        crit = " | ".join(_pct(s["criteria"][c]["rate"]) for c in criterion_fields())
         tokens = s["measures"]["tokens_used"].get("mean")
         lines.append(
             f"| {s['fixture']} | {s['model']} | {s['n']} | {s['errors']} | {s['resolved']} | "

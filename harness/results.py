@@ -52,6 +52,9 @@ class ItemResult:
         score_resolved = score.pop("resolved")
         score_agent_error = score.pop("agent_error")
         score_version = score.pop("schema_version")
+        # A criterion the score keeps no flat field for still gets its pass flag, under
+        # its registry field name (``checks`` holds the rest).
+        flags = {c["field"]: c["passed"] for c in score["checks"] if c["field"] not in score}
         return {
             "key": self.key,
             "fixture": self.fixture,
@@ -60,6 +63,7 @@ class ItemResult:
             "status": self.status,
             "resolved": self.resolved,
             **score,
+            **flags,
             "wall_time_s": round(self.facts.wall_time_s, 3),
             "exit_code": self.facts.exit_code,
             "timed_out": self.facts.timed_out,

@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.agents.prime_agent import PrimeAgentAdapter
-from harness.aggregate import CRITERIA
 from harness.item import manifest_dict
 from harness.plan import RunConfig, load_fixtures
 from harness.progress import Progress
-from harness.report import CRITERION_LABELS
 from harness.results import ItemStatus
 from harness.runner import execute_run
+from scorers.criteria import criterion_labels
 
 #: A scripted run finishes in well under a minute; this only stops a wedged agent.
 SELFTEST_TIMEOUT_S = 300.0
@@ -90,7 +89,7 @@ def fixture_manifests(fixtures: Sequence[str]) -> list[dict[str, Any]]:
 
 def failing_criteria(item: dict[str, Any]) -> tuple[str, ...]:
     """The failed gating criteria of an item, under the names report.md prints."""
-    return tuple(CRITERION_LABELS.get(c, c) for c in CRITERIA if not item.get(c))
+    return tuple(name for field, name in criterion_labels().items() if not item.get(field))
 
 
 def run_selftest(

@@ -15,8 +15,8 @@ from typing import IO, Any
 #: Opens a fresh binary stream over one artifact. Called at most a few times per score.
 Opener = Callable[[], IO[bytes]]
 
-#: 2: the ``provenance`` criterion and its fields (issue 9).
-SCORE_SCHEMA_VERSION = 2
+#: 2: the ``provenance`` criterion and its fields. 3: ``checks``, one per registry criterion.
+SCORE_SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)

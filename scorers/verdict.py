@@ -42,6 +42,17 @@ class UntracedShard:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Check:
+    """One gating criterion's verdict (``scorers.criteria``): generic, whatever the rule."""
+
+    name: str
+    field: str
+    passed: bool
+    failing: tuple[str, ...]
+    reason: str | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ItemScore:
     """The verdict on one run, with the evidence behind each criterion."""
 
@@ -81,6 +92,8 @@ class ItemScore:
     agent_error: str | None
     parent_session_id: str | None
     failures: tuple[str, ...]
+    #: Every criterion of the registry, in order; the flat flags above mirror the built-in ones.
+    checks: tuple[Check, ...] = ()
     schema_version: int = SCORE_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -47,6 +47,7 @@ EXPECTED_FIELDS = [
     "agent_error",
     "parent_session_id",
     "failures",
+    "checks",
     "schema_version",
 ]
 

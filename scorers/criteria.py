@@ -1,0 +1,238 @@
+"""The rubric's gating criteria: one registry that scoring, reports, summaries, comparisons,
+the report schema and the README's rubric all read.
+
+Adding a criterion is one rule module (its ``check_*`` function and a ``judge`` adapter
+that turns the shared :class:`ScoringContext` into a :class:`Judgement`) plus one entry in
+:data:`CRITERIA`. Its pass flag appears in every report item under its ``field``, its rate in
+every summary and comparison, its reason in ``failures``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Final
+
+from scorers.coverage import check_coverage
+from scorers.dedup import SpawnAudit, audit_spawns, over_budget
+from scorers.delegation import check_delegation
+from scorers.edges import Edge, Replay, replay
+from scorers.provenance import check_provenance
+from scorers.receipts import find_missing_receipts
+from scorers.records import ReceiptIndex, RunEvidence
+from scorers.types import Manifest
+
+#: Items named in one failure reason before the rest are summarised as "+N more".
+LISTED: Final = 5
+
+
+def listing(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:LISTED])
+    return shown + (f" (+{len(items) - LISTED} more)" if len(items) > LISTED else "")
+
+
+class ScoringContext:
+    """One run's evidence and manifest, with the derived views several rules share
+    (computed once, on first use)."""
+
+    def __init__(self, evidence: RunEvidence, manifest: Manifest) -> None:
+        self.evidence = evidence
+        self.manifest = manifest
+
+    @cached_property
+    def history(self) -> Replay:
+        return replay(self.evidence.ledger.events, self.evidence.parent_paths)
+
+    @property
+    def depth1(self) -> Sequence[Edge]:
+        return self.history.depth1
+
+    @cached_property
+    def audit(self) -> SpawnAudit:
+        return audit_spawns(self.history, (shard.worker for shard in self.manifest.shards))
+
+    @property
+    def bullets(self):  # type: ignore[no-untyped-def]  # tuple[Bullet, ...] | None
+        answers = self.evidence.answers
+        return answers.bullets if answers is not None else None
+
+    @property
+    def header_id(self) -> str | None:
+        session = self.evidence.session
+        return session.header_id if session is not None else None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A criterion's verdict on one run.
+
+    ``failing`` names what fails it (shards, workers, children); ``reason`` is one line,
+    prefixed with the criterion's name, when it failed. ``details`` are extra report fields
+    this criterion fills (built-in criteria fill the :class:`ItemScore` fields named so).
+    """
+
+    passed: bool
+    failing: tuple[str, ...] = ()
+    reason: str | None = None
+    details: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One gating criterion: its names, what it checks, and its judge."""
+
+    #: Short name, used in tables and selftest expectations.
+    name: str
+    #: The pass flag's field in report items (kept stable across versions).
+    field: str
+    #: One sentence for the rubric: what it checks.
+    summary: str
+    judge: Callable[[ScoringContext], Judgement]
+
+
+# --- the five judges ---------------------------------------------------------------------
+
+
+def judge_coverage(ctx: ScoringContext) -> Judgement:
+    result = check_coverage(ctx.bullets, ctx.manifest.shards)
+    details = {"missing_shards": result.missing_shards, "wrong_answers": result.wrong_answers}
+    if result.passed:
+        return Judgement(True, details=details)
+    reasons = []
+    if ctx.evidence.answers is None:
+        reasons.append(f"artifact {ctx.manifest.artifact} missing")
+    elif result.missing_shards:
+        reasons.append(f"no bullet for {listing(result.missing_shards)}")
+    for wrong in result.wrong_answers[:LISTED]:
+        got = listing([repr(answer) for answer in wrong.got])
+        reasons.append(f"{wrong.file} answered {got}, expected {wrong.expected!r}")
+    if len(result.wrong_answers) > LISTED:
+        reasons.append(f"+{len(result.wrong_answers) - LISTED} more wrong")
+    failing = (*result.missing_shards, *(w.file for w in result.wrong_answers))
+    return Judgement(False, failing, "coverage: " + "; ".join(reasons), details)
+
+
+def judge_delegation(ctx: ScoringContext) -> Judgement:
+    result = check_delegation(ctx.manifest.shards, ctx.depth1, ctx.evidence.child_sessions)
+    details = {
+        "live_depth1_edges": result.live_depth1_edges,
+        "distinct_worker_names": result.distinct_worker_names,
+        "verified_shard_workers": result.verified,
+        "unverified_shard_workers": result.unverified,
+    }
+    if result.passed:
+        return Judgement(True, details=details)
+    reason = (
+        f"delegation: no live depth-1 child named {listing(result.unverified)}"
+        " backed by a session file"
+    )
+    if ctx.header_id is None:
+        reason += " (parent transcript header id unknown)"
+    return Judgement(False, result.unverified, reason, details)
+
+
+def judge_dedup(ctx: ScoringContext) -> Judgement:
+    audit, budget = ctx.audit, ctx.manifest.spawn_budget
+    passed = not audit.duplicates and not over_budget(audit.total_spawns, budget)
+    details = {
+        "duplicate_spawns": len(audit.duplicates),
+        "duplicate_spawn_details": audit.duplicates,
+        "total_spawns": audit.total_spawns,
+        "spawn_budget": budget,
+    }
+    if passed:
+        return Judgement(True, details=details)
+    reasons = [
+        f"{dup.name} spawned as {dup.child_id} while {dup.held_by} held it"
+        for dup in audit.duplicates[:LISTED]
+    ]
+    if len(audit.duplicates) > LISTED:
+        reasons.append(f"+{len(audit.duplicates) - LISTED} more duplicate spawns")
+    if over_budget(audit.total_spawns, budget):
+        reasons.append(f"{audit.total_spawns} depth-1 spawns exceed the budget of {budget}")
+    failing = tuple(dict.fromkeys(dup.child_id for dup in audit.duplicates))
+    return Judgement(False, failing, "dedup: " + "; ".join(reasons), details)
+
+
+def judge_receipts(ctx: ScoringContext) -> Judgement:
+    session = ctx.evidence.session
+    missing = find_missing_receipts(
+        ctx.depth1, session.receipts if session is not None else ReceiptIndex()
+    )
+    details = {"missing_receipts": missing}
+    if not missing:
+        return Judgement(True, details=details)
+    return Judgement(
+        False, missing, f"receipts: no reply or notice from {listing(missing)}", details
+    )
+
+
+def judge_provenance(ctx: ScoringContext) -> Judgement:
+    session = ctx.evidence.session
+    result = check_provenance(
+        ctx.manifest.shards,
+        ctx.bullets,
+        ctx.depth1,
+        session.replies if session is not None else (),
+        ctx.evidence.child_sessions,
+        ctx.evidence.parent_paths,
+        ctx.header_id,
+    )
+    untraced = tuple(shard.file for shard in result.untraced)
+    details = {"untraced_shards": untraced, "untraced_shard_details": result.untraced}
+    if result.passed:
+        return Judgement(True, details=details)
+    reasons = [f"{shard.file}: {shard.reason}" for shard in result.untraced[:LISTED]]
+    if len(result.untraced) > LISTED:
+        reasons.append(f"+{len(result.untraced) - LISTED} more untraced")
+    return Judgement(False, untraced, "provenance: " + "; ".join(reasons), details)
+
+
+#: The rubric, in report order. A run is resolved only when every criterion passes.
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion(
+        "coverage",
+        "coverage",
+        "the artifact answers every shard, and every answer to it is right",
+        judge_coverage,
+    ),
+    Criterion(
+        "delegation",
+        "delegation_evidence",
+        "every shard's worker name is a live depth-1 child of this run's parent, backed by "
+        "its own child session on disk",
+        judge_delegation,
+    ),
+    Criterion(
+        "dedup",
+        "dedup",
+        "no spawn takes a worker name another live child holds, and depth-1 spawns stay "
+        "within two per shard",
+        judge_dedup,
+    ),
+    Criterion(
+        "receipts",
+        "receipts",
+        "every depth-1 child, live or deleted, has a reply or a failure/terminal notice",
+        judge_receipts,
+    ),
+    Criterion(
+        "provenance",
+        "provenance",
+        "every answer was stated by the shard's own child, which shows real work in its "
+        "own session, in time order",
+        judge_provenance,
+    ),
+)
+
+
+def criterion_fields() -> tuple[str, ...]:
+    """The pass-flag field of every criterion, in order (what reports and summaries
+    iterate); read at call time, so everything follows the registry."""
+    return tuple(c.field for c in CRITERIA)
+
+
+def criterion_labels() -> dict[str, str]:
+    """Report field -> short name (the column headings of report tables)."""
+    return {c.field: c.name for c in CRITERIA}
