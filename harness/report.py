@@ -1,4 +1,4 @@
-"""The run report: ``report.json`` (schema-checked), ``report.md`` and JUnit XML."""
+"""The run report: ``report.json`` (schema-checked), ``report.md``, ``report.html`` and JUnit XML."""
 
 from __future__ import annotations
 
@@ -126,6 +126,9 @@ def write_report(run_dir: Path, report: RunReport) -> None:
     validate_report(data)
     write_json_atomic(run_dir / "report.json", data)
     (run_dir / "report.md").write_text(render_markdown(report, run_dir), encoding="utf-8")
+    from harness.html_report import write_html  # lazily: plotly is loaded only to render
+
+    write_html(run_dir, report)
 
 
 def read_report(run_dir_or_file: Path) -> tuple[RunReport, Path]:
