@@ -244,3 +244,18 @@ def find_item_dir(
     raise BundleError(
         f"{run_dir}: no item {key!r} (items: {known}{', ...' if len(items) > 10 else ''})"
     )
+
+
+def find_story(target: str, run: str | Path, runs_dir: Path) -> ItemStory:
+    """The story of ``target``: an item directory, or a key looked up in ``run``
+    (a run dir or ``latest`` under ``runs_dir``)."""
+    from harness.report import read_report
+    from harness.runs import resolve_run
+
+    path = Path(target)
+    if path.is_dir():
+        return load_story(path)
+    report, run_dir = read_report(resolve_run(run, runs_dir))
+    item_dir, item = find_item_dir(run_dir, target, report.items)
+    timeout = report.options.get("timeout_s")
+    return load_story(item_dir, item, timeout if isinstance(timeout, (int, float)) else None)

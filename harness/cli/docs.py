@@ -23,6 +23,8 @@ COMMANDS = (
     ("fixtures", "validate"),
     ("report",),
     ("compare",),
+    ("runs", "list"),
+    ("show",),
 )
 
 
