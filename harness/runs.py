@@ -1,10 +1,11 @@
 """Past runs: list the run directories under a runs dir, and resolve ``latest``.
 
-A run's status is read from what it left on disk: ``report.json`` is written once, at
-the end (``interrupted`` inside it says whether the run was stopped); a run dir with
-``run.json`` but no report is either still running, when the process that owns it (its
-pid and start time, recorded in ``run.json``) is alive, or was killed before it could
-write one, which is shown as interrupted.
+A run's status is read from what it left on disk: ``report.json`` is written at the end
+(``interrupted`` inside it says whether the run was stopped). A run is *running* while the
+process that owns it (pid and start time, recorded in ``run.json``) is alive and has not
+written its report yet (``--resume`` rewrites ``run.json``, so a resumed run whose report is
+older than it is running again). A run dir without a report whose owner is gone was killed
+before it could write one, and is shown as interrupted.
 """
 
 from __future__ import annotations
@@ -107,6 +108,18 @@ def _fixture_names(options: dict[str, Any], items: list[dict[str, Any]]) -> tupl
     return tuple(sorted(Path(str(p)).name for p in paths))
 
 
+def _report_older(run_dir: Path) -> bool:
+    """No report yet, or one older than run.json (a ``--resume`` rewrote run.json since)."""
+    try:
+        report = (run_dir / REPORT_FILE).stat().st_mtime_ns
+    except OSError:
+        return True
+    try:
+        return (run_dir / RUN_FILE).stat().st_mtime_ns > report
+    except OSError:
+        return False
+
+
 def run_info(run_dir: Path) -> RunInfo | None:
     """The summary of one run dir, or None when it is not a run dir (no run.json, no report)."""
     run = _read_json(run_dir / RUN_FILE)
@@ -118,7 +131,7 @@ def run_info(run_dir: Path) -> RunInfo | None:
     if run is None and report is not None and not report.get("items"):
         return None
     status: RunStatus
-    if owner_alive((run or {}).get("owner")):
+    if owner_alive((run or {}).get("owner")) and _report_older(run_dir):
         status = "running"
     elif report is None or report.get("interrupted"):
         status = "interrupted"
@@ -148,11 +161,12 @@ def run_info(run_dir: Path) -> RunInfo | None:
 
 
 def list_runs(runs_dir: Path) -> list[RunInfo]:
-    """Every run under ``runs_dir``, oldest first (run ids begin with their UTC start time)."""
+    """Every run under ``runs_dir``, oldest first by start time (``created_at``, with
+    microseconds: two run ids of the same second order by their random suffix)."""
     if not runs_dir.is_dir():
         return []
-    infos = (run_info(d) for d in sorted(runs_dir.iterdir()) if d.is_dir())
-    return [i for i in infos if i is not None]
+    infos = (run_info(d) for d in runs_dir.iterdir() if d.is_dir())
+    return sorted((i for i in infos if i is not None), key=lambda i: (i.created_at, i.run_id))
 
 
 def latest_run(runs_dir: Path, *, with_report: bool = True) -> Path:
