@@ -1,9 +1,10 @@
-"""The run report: ``report.json`` (schema-checked), ``report.md`` and JUnit XML."""
+"""The run report: ``report.json`` (schema-checked), ``report.md``, ``report.html`` and JUnit XML."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,12 @@ def write_report(run_dir: Path, report: RunReport) -> None:
     validate_report(data)
     write_json_atomic(run_dir / "report.json", data)
     (run_dir / "report.md").write_text(render_markdown(report, run_dir), encoding="utf-8")
+    from harness.html_report import write_html  # lazily: plotly is loaded only to render
+
+    try:
+        write_html(run_dir, report)
+    except Exception as exc:  # the page is a view: it must never cost the run its report
+        warnings.warn(f"report.html not written: {type(exc).__name__}: {exc}", stacklevel=2)
 
 
 def read_report(run_dir_or_file: Path) -> tuple[RunReport, Path]:

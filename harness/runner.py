@@ -37,6 +37,7 @@ from harness.procs import become_subreaper, reap_orphans
 from harness.progress import Progress
 from harness.report import RunReport, build_report, write_report
 from harness.results import ItemResult, RunFacts
+from harness.runs import owner_record
 from harness.scheduler import Scheduler, Slot, provider_of
 from harness.workspace import RepoTemplates
 from scorers import score_prime_agent
@@ -152,6 +153,7 @@ def execute_run(
             "identity_hash": identity_hash(identity),
             "options": _options_dict(config, fixtures),
             "created_at": dt.datetime.now(dt.UTC).isoformat(),
+            "owner": owner_record(),  # `runs list` tells a running run from a killed one
         },
     )
     todo = [w for w in plan if w.key not in kept]

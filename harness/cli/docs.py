@@ -24,6 +24,8 @@ COMMANDS = (
     ("report",),
     ("compare",),
     ("selftest",),
+    ("runs", "list"),
+    ("show",),
 )
 
 

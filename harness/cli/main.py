@@ -11,8 +11,10 @@ from harness.cli.compare_cmd import compare_cmd
 from harness.cli.fixtures_cmd import fixtures_group
 from harness.cli.report_cmd import report_cmd
 from harness.cli.run_cmd import run_cmd
+from harness.cli.runs_cmd import runs_group
 from harness.cli.score_cmd import score_cmd
 from harness.cli.selftest_cmd import selftest_cmd
+from harness.cli.show_cmd import show_cmd
 from harness.config import load_default_map
 from harness.errors import HarnessError
 
@@ -47,6 +49,8 @@ cli.add_command(fixtures_group)
 cli.add_command(report_cmd)
 cli.add_command(compare_cmd)
 cli.add_command(selftest_cmd)
+cli.add_command(runs_group)
+cli.add_command(show_cmd)
 
 
 #: Allocations between young-generation collections for the CLI process (CPython's default

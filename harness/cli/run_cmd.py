@@ -11,6 +11,7 @@ import click
 from click.core import ParameterSource
 
 from harness.cli.errors import translate_errors
+from harness.cli.params import RunDirType
 from harness.errors import UsageError
 
 if TYPE_CHECKING:
@@ -88,9 +89,10 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 @click.option(
     "--compare-baseline",
     "baseline",
-    type=click.Path(exists=True, path_type=Path),
+    type=RunDirType(exists=True, path_type=Path),
     default=None,
-    help="A previous run dir or report.json to compare this run against.",
+    help="A previous run dir or report.json to compare this run against, or 'latest' "
+    "(the newest finished run under --runs-dir).",
 )
 @click.option(
     "--threshold",
@@ -107,9 +109,10 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 )
 @click.option(
     "--resume",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=RunDirType(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="Complete a partial run: re-run only its missing or errored items.",
+    help="Complete a partial run: re-run only its missing or errored items ('latest': the "
+    "newest run under --runs-dir).",
 )
 @click.pass_context
 @translate_errors
@@ -120,10 +123,14 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
     from harness.plan import RunConfig
     from harness.progress import Progress
     from harness.runner import execute_run, stored_options
+    from harness.runs import resolve_run
 
-    resume: Path | None = options["resume"]
-    if resume is not None:
+    resume: Path | None = None
+    if options["resume"] is not None:
+        resume = resolve_run(options["resume"], options["runs_dir"], with_report=False)
         _fill_from_stored(ctx, options, stored_options(resume))
+    if options["baseline"] is not None:
+        options["baseline"] = resolve_run(options["baseline"], options["runs_dir"])
     config = RunConfig(
         fixtures=tuple(options["fixtures"]),
         models=tuple(options["models"]),
