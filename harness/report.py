@@ -37,6 +37,9 @@ class RunReport:
     not_started: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
+    #: When this session of the run started and ended (a resumed run: the resuming session).
+    started_at: str = ""
+    duration_s: float | None = None
     harness_version: str = __version__
     schema_version: int = REPORT_SCHEMA_VERSION
 
@@ -48,6 +51,8 @@ class RunReport:
             "interrupted": self.interrupted,
             "harness_version": self.harness_version,
             "created_at": self.created_at,
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
             "options": self.options,
             "summary": self.summary,
             "overall": self.overall,
@@ -69,6 +74,8 @@ class RunReport:
             not_started=list(data.get("not_started", [])),
             options=dict(data.get("options", {})),
             created_at=str(data.get("created_at", "")),
+            started_at=str(data.get("started_at") or ""),
+            duration_s=data.get("duration_s"),
             harness_version=str(data.get("harness_version", "")),
             schema_version=int(data.get("schema_version", 1)),
         )
@@ -83,7 +90,9 @@ def build_report(
     options: Mapping[str, Any] | None = None,
     baseline: Path | None = None,
     threshold: float = 0.05,
+    started_at: dt.datetime | None = None,
 ) -> RunReport:
+    now = dt.datetime.now(dt.UTC)
     items = [r.to_dict() for r in sorted(results, key=lambda r: r.key)]
     comparison = None if baseline is None else safe_compare(baseline, items, threshold)
     resolved = (
@@ -99,7 +108,9 @@ def build_report(
         comparison=comparison,
         not_started=list(not_started),
         options=dict(options or {}),
-        created_at=dt.datetime.now(dt.UTC).isoformat(),
+        created_at=now.isoformat(),
+        started_at=started_at.isoformat() if started_at else "",
+        duration_s=round((now - started_at).total_seconds(), 1) if started_at else None,
     )
 
 

@@ -25,6 +25,7 @@ from harness.errors import (
 )
 from harness.fixtures import Fixture
 from harness.item import ItemOptions, WorkItem, make_result, run_item
+from harness.leftovers import clean_leftovers, token_prefix
 from harness.plan import (
     RunConfig,
     build_plan,
@@ -37,6 +38,7 @@ from harness.procs import become_subreaper, reap_orphans
 from harness.progress import Progress
 from harness.report import RunReport, build_report, write_report
 from harness.results import ItemResult, RunFacts
+from harness.runlock import hold_run_dir
 from harness.scheduler import Scheduler, Slot, provider_of
 from harness.workspace import RepoTemplates
 from scorers import score_prime_agent
@@ -133,16 +135,32 @@ def execute_run(
     fixtures = load_fixtures(config)
     plan = build_plan(fixtures, effective_models(config), config.trials)
     identity = plan_identity(config, fixtures)
+    cleanup = clean_leftovers()  # what a harness killed earlier left behind (never a live run's)
+    if cleanup.anything and progress is not None:
+        progress.note(cleanup.summary())
     if resume is not None:
-        run_dir = resume
-        kept = _load_previous(run_dir, identity)
-        run_id = run_dir.name
+        run_dir, run_id = resume, resume.name
     else:
         run_id = new_run_id()
         run_dir = config.runs_dir / run_id
-        kept = {}
+    (run_dir / "items").mkdir(parents=True, exist_ok=True)
+    with hold_run_dir(run_dir):  # a second process on the same run dir is refused
+        kept = _load_previous(run_dir, identity) if resume is not None else {}
+        return _execute_locked(config, fixtures, plan, identity, run_dir, kept, progress)
+
+
+def _execute_locked(
+    config: RunConfig,
+    fixtures: list[Fixture],
+    plan: list[WorkItem],
+    identity: dict[str, object],
+    run_dir: Path,
+    kept: dict[str, ItemResult],
+    progress: Progress | None,
+) -> RunOutcome:
+    run_id = run_dir.name
+    started = dt.datetime.now(dt.UTC)
     items_dir = run_dir / "items"
-    items_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
         run_dir / RUN_FILE,
         {
@@ -151,7 +169,7 @@ def execute_run(
             "identity": identity,
             "identity_hash": identity_hash(identity),
             "options": _options_dict(config, fixtures),
-            "created_at": dt.datetime.now(dt.UTC).isoformat(),
+            "created_at": started.isoformat(),
         },
     )
     todo = [w for w in plan if w.key not in kept]
@@ -161,7 +179,7 @@ def execute_run(
         agent=config.agent,
         timeout_s=config.timeout_s,
         keep_workdir=config.keep_workdir,
-        token_prefix=run_id,
+        token_prefix=token_prefix(run_id),
         templates=templates,
     )
     scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
@@ -173,6 +191,8 @@ def execute_run(
         progress.start(total=len(plan), already=list(kept.values()))
 
     def execute(work: WorkItem, cancel: threading.Event, slot: Slot) -> ItemResult:
+        if progress is not None:
+            progress.item_started(work.key)
         return run_item(work, opts, items_dir / work.dir_name, cancel, slot)
 
     def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
@@ -199,6 +219,7 @@ def execute_run(
         options=_options_dict(config, fixtures),
         baseline=config.baseline,
         threshold=config.threshold,
+        started_at=started,
     )
     write_report(run_dir, report)
     return RunOutcome(run_dir, report, exit_code_for(report, config.fail_on))

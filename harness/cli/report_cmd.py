@@ -8,11 +8,12 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
 
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, path_type=Path))
-@click.option(
+@option(
     "--format",
     "fmt",
     type=click.Choice(["md", "json", "junit"]),
