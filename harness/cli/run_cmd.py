@@ -124,7 +124,6 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
     from harness.plan import RunConfig
     from harness.progress import Progress
     from harness.runner import execute_run, stored_options
-
     from harness.scaffold import fixtures_root
 
     resume: Path | None = options["resume"]
