@@ -17,6 +17,7 @@ from harness.aggregate import CRITERIA, overall, summarize
 from harness.bundle import write_json_atomic
 from harness.compare import compare, failed_comparison, format_pp, load_report
 from harness.errors import BundleError
+from harness.progress import format_duration
 from harness.results import ItemResult
 
 #: 1: issue #2 (items only). 2: summary, overall, comparison, interrupted. 3: stratified
@@ -81,6 +82,13 @@ class RunReport:
         )
 
 
+def item_order(item: Mapping[str, Any] | ItemResult) -> tuple[str, str, int]:
+    """Fixture, model, then trial as a number (1, 2, 10; the key as a string sorts 10 first)."""
+    if isinstance(item, ItemResult):
+        return item.fixture, item.model, item.trial
+    return str(item["fixture"]), str(item["model"]), int(item["trial"])
+
+
 def build_report(
     *,
     run_id: str,
@@ -93,7 +101,7 @@ def build_report(
     started_at: dt.datetime | None = None,
 ) -> RunReport:
     now = dt.datetime.now(dt.UTC)
-    items = [r.to_dict() for r in sorted(results, key=lambda r: r.key)]
+    items = [r.to_dict() for r in sorted(results, key=item_order)]
     comparison = None if baseline is None else safe_compare(baseline, items, threshold)
     resolved = (
         bool(items) and not interrupted and not not_started and all(i["resolved"] for i in items)
@@ -168,6 +176,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     lines = [
         f"# swarm-harness run {report.run_id}",
         "",
+        *_header(report),
         f"- items: {len(items)} ({counts['resolved']} resolved, {counts['unresolved']} unresolved, "
         f"{counts['error']} errors){' — INTERRUPTED' if report.interrupted else ''}",
         f"- resolved overall: {'yes' if report.resolved else 'no'}",
@@ -197,19 +206,55 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         )
     if report.comparison:
         lines += comparison_markdown(report.comparison)
-    bad = [i for i in items if i["status"] != "resolved"]
+    lines += _pass_at_k(report.summary)
+    bad = sorted((i for i in items if i["status"] != "resolved"), key=item_order)
     if bad:
         lines += ["", "## Unresolved and errored items", ""]
         timeout = report.options.get("timeout_s")
         for i in bad:
             failed = ", ".join(_failed_criteria(i)) or "-"
-            lines.append(
-                f"- `{i['key']}` ({i['status']}): {item_cause(i, timeout)} Failed: {failed}."
-            )
+            lines.append(f"- `{i['key']}` ({i['status']}): {item_cause(i, timeout)}")
+            if failed != "-":
+                lines.append(f"  - failed criteria: {failed}")
             if i.get("agent_error"):
                 lines.append(f"  - agent error: {str(i['agent_error'])[:300]}")
             lines.append(f"  - item dir: `{run_dir / 'items' / i['item_dir']}`")
     return "\n".join(lines) + "\n"
+
+
+def _header(report: RunReport) -> list[str]:
+    """Who ran what, when and for how long."""
+    opts = report.options
+    agent = str(opts.get("agent") or "?")
+    kind, _, behaviour = agent.partition(":")
+    models = ", ".join(opts.get("models") or []) or "?"
+    when = (report.started_at or report.created_at or "?")[:19].replace("T", " ")
+    took = "?" if report.duration_s is None else format_duration(float(report.duration_s))
+    return [
+        f"- agent: {kind if behaviour else agent}"
+        + (f", behaviour: {behaviour}" if behaviour else ""),
+        f"- models: {models}; trials: {opts.get('trials', '?')}; seed: {opts.get('seed', '?')}",
+        f"- date: {when} UTC; duration: {took}",
+    ]
+
+
+def _pass_at_k(summary: Sequence[Mapping[str, Any]]) -> list[str]:
+    """pass@k per fixture x model (unbiased; the chance that at least one of k trials resolves)."""
+    rows = [s for s in summary if s.get("pass_at_k")]
+    if not rows or max(len(s["pass_at_k"]) for s in rows) < 2:
+        return []
+    ks = sorted({int(k) for s in rows for k in s["pass_at_k"]})
+    lines = [
+        "",
+        "## pass@k",
+        "",
+        "| fixture | model | " + " | ".join(f"pass@{k}" for k in ks) + " |",
+        "|---|---|" + "---|" * len(ks),
+    ]
+    for s in rows:
+        cells = [_pct(s["pass_at_k"].get(str(k))) for k in ks]
+        lines.append(f"| {s['fixture']} | {s['model']} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def item_cause(item: Mapping[str, Any], timeout_s: float | None) -> str:

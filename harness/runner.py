@@ -36,7 +36,7 @@ from harness.plan import (
 )
 from harness.procs import become_subreaper, reap_orphans
 from harness.progress import Progress
-from harness.report import RunReport, build_report, write_report
+from harness.report import RunReport, build_report, item_order, write_report
 from harness.results import ItemResult, RunFacts
 from harness.runlock import hold_run_dir
 from harness.scheduler import Scheduler, Slot, provider_of
@@ -208,7 +208,7 @@ def _execute_locked(
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
     interrupted = bool(received) or bool(not_started)
-    results = sorted([*kept.values(), *(r for _, r in finished)], key=lambda r: r.key)
+    results = sorted([*kept.values(), *(r for _, r in finished)], key=item_order)
     if progress is not None:
         progress.finish()
     report = build_report(
