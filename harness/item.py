@@ -25,6 +25,7 @@ from harness.launch import (
     secret_values,
     write_sim_oracle,
 )
+from harness.leftovers import stamp_dir
 from harness.procs import ProcessResult, ProcessTracker, run_process
 from harness.results import ItemResult, RunFacts
 from harness.scheduler import NotStarted, Slot
@@ -91,6 +92,8 @@ def run_item(
     """
     item_dir.mkdir(parents=True, exist_ok=True)
     root = make_workdir()
+    if not opts.keep_workdir:  # a kept workdir is the user's; a cleaner must never take it
+        stamp_dir(root, opts.token_prefix.partition("@")[0])
     token = f"{opts.token_prefix}-{uuid.uuid4().hex}"
     tracker = ProcessTracker(token=token, workdir=root)
     meta: dict[str, Any] = {

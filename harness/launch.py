@@ -54,6 +54,7 @@ class AgentSpec:
             return cls(binary=agent_bin, seed=seed)
         if agent == "sim" or agent.startswith("sim:"):
             behaviours = agent.partition(":")[2] or SIM_BEHAVIOURS_DEFAULT
+            _check_sim_behaviours(behaviours)
             return cls(sim_behaviours=behaviours, seed=seed)
         raise UsageError(f"--agent: expected 'prime-agent' or 'sim[:BEHAVIOUR]', got {agent!r}")
 
@@ -72,6 +73,17 @@ class AgentSpec:
         if not os.access(found, os.X_OK) or Path(found).is_dir():
             raise AgentLaunchError(f"agent binary is not executable: {found}")
         return [found]
+
+
+def _check_sim_behaviours(spec: str) -> None:
+    """Refuse a behaviour spec the sim would refuse, before anything runs (not per item)."""
+    # The sim's own parser, so the two can never disagree; it is standard-library only.
+    from harness.sim.config import SimUsageError, parse_behaviours
+
+    try:
+        parse_behaviours(spec)
+    except SimUsageError as exc:
+        raise UsageError(f"--agent sim:{spec}: {exc}") from exc
 
 
 def agent_argv(prefix: list[str], ws: Workspace, model: str, task_text: str) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
 from harness.cli.params import RunDirType, runs_dir_option
 from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED
 
@@ -16,11 +17,9 @@ from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED
 @click.command("compare")
 @click.argument("baseline", type=RunDirType(exists=True, path_type=Path))
 @click.argument("candidate", type=RunDirType(exists=True, path_type=Path))
-@click.option(
-    "--threshold", default=0.05, type=float, help="Practical threshold (rate difference)."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
-@click.option(
+@option("--threshold", default=0.05, type=float, help="Practical threshold (rate difference).")
+@option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
+@option(
     "--fail-on",
     type=click.Choice(["none", "regression"]),
     default="none",

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from harness.cli.options import option
 from harness.runs import LATEST
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -27,7 +28,7 @@ class RunDirType(click.Path):
 
 def runs_dir_option(func: F) -> F:
     """``--runs-dir``: where run directories are, and where ``latest`` is looked up."""
-    return click.option(
+    return option(
         "--runs-dir",
         default="runs",
         type=click.Path(file_okay=False, path_type=Path),

@@ -8,12 +8,13 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
 from harness.cli.params import RunDirType, runs_dir_option
 
 
 @click.command("report")
 @click.argument("run_dir", type=RunDirType(exists=True, path_type=Path))
-@click.option(
+@option(
     "--format",
     "fmt",
     type=click.Choice(["md", "json", "junit", "html"]),
@@ -21,7 +22,7 @@ from harness.cli.params import RunDirType, runs_dir_option
     help="Markdown summary, report.json as is, JUnit XML (one case per fixture x model), or "
     "the self-contained HTML page (written to a file, see --output).",
 )
-@click.option(
+@option(
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
 from harness.cli.params import runs_dir_option
 
 
@@ -18,7 +19,7 @@ def runs_group() -> None:
 
 @runs_group.command("list")
 @runs_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print the runs as a JSON array.")
+@option("--json", "as_json", is_flag=True, help="Print the runs as a JSON array.")
 @translate_errors
 def list_cmd(runs_dir: Path, as_json: bool) -> None:
     """List the runs under --runs-dir, oldest first: status complete, interrupted or running."""

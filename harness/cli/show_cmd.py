@@ -7,13 +7,14 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
 from harness.cli.params import RunDirType, runs_dir_option
 from harness.story import ItemStory
 
 
 @click.command("show")
 @click.argument("target", metavar="ITEM_DIR|KEY")
-@click.option(
+@option(
     "--run",
     "run",
     type=RunDirType(exists=True, path_type=Path),
