@@ -1,8 +1,22 @@
-"""Entry point: ``python -m harness``."""
+"""Entry point: ``python -m harness`` and the ``swarm-harness`` console script."""
 
 from __future__ import annotations
 
-from harness.cli.main import main
+import sys
+
+from harness.errors import EXIT_INTERRUPTED
+
+
+def main() -> None:
+    try:
+        # Imported here: a Ctrl-C while the CLI's modules load must also exit 130.
+        from harness.cli.main import main as cli_main
+
+        cli_main()
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        sys.exit(EXIT_INTERRUPTED)
+
 
 if __name__ == "__main__":
     main()

@@ -29,8 +29,14 @@ import jsonschema
 from harness.errors import FixtureError
 from scorers.types import Manifest
 
-#: The repository's ``fixtures/`` folder.
-FIXTURES_ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+_PACKAGE_DIR = Path(__file__).resolve().parent
+#: The bundled fixtures: the copy the wheel carries inside the package once installed
+#: (pyproject's force-include), else the repository's ``fixtures/`` folder in a checkout.
+FIXTURES_ROOT = (
+    _PACKAGE_DIR / "_fixtures"
+    if (_PACKAGE_DIR / "_fixtures").is_dir()
+    else _PACKAGE_DIR.parent / "fixtures"
+)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "fixture.schema.json"
 
 MANIFEST_NAME = "fixture.json"

@@ -19,6 +19,7 @@ from harness.errors import BundleError, HarnessError
 from harness.fixtures import Fixture
 from harness.fsread import open_regular
 from harness.launch import base_env, secret_values
+from harness.leftovers import stamp_dir
 from harness.procs import ProcessResult, ProcessTracker, run_process
 from harness.results import ItemResult, RunFacts
 from harness.scheduler import NotStarted, Slot
@@ -90,6 +91,8 @@ def run_item(
     """
     item_dir.mkdir(parents=True, exist_ok=True)
     root = make_workdir()
+    if not opts.keep_workdir:  # a kept workdir is the user's; a cleaner must never take it
+        stamp_dir(root, opts.token_prefix.partition("@")[0])
     token = f"{opts.token_prefix}-{uuid.uuid4().hex}"
     tracker = ProcessTracker(token=token, workdir=root)
     meta: dict[str, Any] = {

@@ -14,6 +14,10 @@ from harness.errors import UsageError
 from harness.fixtures import FIXTURES_ROOT, Fixture, list_fixtures, load_fixture, resolve_fixture
 from harness.item import WorkItem
 
+#: Model names a simulated run may carry: several ``sim/NAME`` conditions of the sim are
+#: fine (they compare like real models), a real provider's model name is not.
+SIM_MODEL_PREFIX = "sim/"
+
 #: A hard ceiling on concurrency: each item runs an agent, a daemon and children.
 MAX_CONCURRENCY = 64
 
@@ -50,6 +54,14 @@ class RunConfig:
         if not self.models and not self.agent.default_models():
             raise UsageError(
                 "--model is required with a real agent (e.g. anthropic/claude-sonnet-4-5)"
+            )
+        real = [m for m in self.models if not m.startswith(SIM_MODEL_PREFIX)]
+        if self.agent.simulated and real:
+            label = ", ".join(self.agent.default_models())
+            raise UsageError(
+                f"--model {real[0]}: the simulated agent calls no model, and its results must "
+                f"not carry a real model's name; leave --model out (the run is labelled "
+                f"{label}) or name simulated conditions {SIM_MODEL_PREFIX}NAME"
             )
         if self.fail_on == "regression" and self.baseline is None:
             raise UsageError("--fail-on regression needs --compare-baseline BASELINE")

@@ -1,9 +1,10 @@
-"""The run report: ``report.json`` (schema-checked), ``report.md`` and JUnit XML."""
+"""The run report: ``report.json`` (schema-checked), ``report.md``, ``report.html`` and JUnit XML."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from harness.aggregate import overall, summarize
 from harness.bundle import write_json_atomic
 from harness.compare import compare, failed_comparison, format_pp, load_report
 from harness.errors import BundleError
+from harness.progress import format_duration
 from harness.results import ItemResult
 from scorers import criteria as rubric
 from scorers.criteria import criterion_fields, criterion_labels
@@ -40,6 +42,9 @@ class RunReport:
     not_started: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
+    #: When this session of the run started and ended (a resumed run: the resuming session).
+    started_at: str = ""
+    duration_s: float | None = None
     harness_version: str = __version__
     schema_version: int = REPORT_SCHEMA_VERSION
 
@@ -51,6 +56,8 @@ class RunReport:
             "interrupted": self.interrupted,
             "harness_version": self.harness_version,
             "created_at": self.created_at,
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
             "options": self.options,
             "summary": self.summary,
             "overall": self.overall,
@@ -72,9 +79,18 @@ class RunReport:
             not_started=list(data.get("not_started", [])),
             options=dict(data.get("options", {})),
             created_at=str(data.get("created_at", "")),
+            started_at=str(data.get("started_at") or ""),
+            duration_s=data.get("duration_s"),
             harness_version=str(data.get("harness_version", "")),
             schema_version=int(data.get("schema_version", 1)),
         )
+
+
+def item_order(item: Mapping[str, Any] | ItemResult) -> tuple[str, str, int]:
+    """Fixture, model, then trial as a number (1, 2, 10; the key as a string sorts 10 first)."""
+    if isinstance(item, ItemResult):
+        return item.fixture, item.model, item.trial
+    return str(item["fixture"]), str(item["model"]), int(item["trial"])
 
 
 def build_report(
@@ -86,8 +102,10 @@ def build_report(
     options: Mapping[str, Any] | None = None,
     baseline: Path | None = None,
     threshold: float = 0.05,
+    started_at: dt.datetime | None = None,
 ) -> RunReport:
-    items = [r.to_dict() for r in sorted(results, key=lambda r: r.key)]
+    now = dt.datetime.now(dt.UTC)
+    items = [r.to_dict() for r in sorted(results, key=item_order)]
     comparison = None if baseline is None else safe_compare(baseline, items, threshold)
     resolved = (
         bool(items) and not interrupted and not not_started and all(i["resolved"] for i in items)
@@ -102,7 +120,9 @@ def build_report(
         comparison=comparison,
         not_started=list(not_started),
         options=dict(options or {}),
-        created_at=dt.datetime.now(dt.UTC).isoformat(),
+        created_at=now.isoformat(),
+        started_at=started_at.isoformat() if started_at else "",
+        duration_s=round((now - started_at).total_seconds(), 1) if started_at else None,
     )
 
 
@@ -142,6 +162,12 @@ def write_report(run_dir: Path, report: RunReport) -> None:
     validate_report(data)
     write_json_atomic(run_dir / "report.json", data)
     (run_dir / "report.md").write_text(render_markdown(report, run_dir), encoding="utf-8")
+    from harness.html_report import write_html  # lazily: plotly is loaded only to render
+
+    try:
+        write_html(run_dir, report)
+    except Exception as exc:  # the page is a view: it must never cost the run its report
+        warnings.warn(f"report.html not written: {type(exc).__name__}: {exc}", stacklevel=2)
 
 
 def read_report(run_dir_or_file: Path) -> tuple[RunReport, Path]:
@@ -173,6 +199,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     lines = [
         f"# swarm-harness run {report.run_id}",
         "",
+        *_header(report),
         f"- items: {len(items)} ({counts['resolved']} resolved, {counts['unresolved']} unresolved, "
         f"{counts['error']} errors){' — INTERRUPTED' if report.interrupted else ''}",
         f"- resolved overall: {'yes' if report.resolved else 'no'}",
@@ -204,19 +231,55 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         )
     if report.comparison:
         lines += comparison_markdown(report.comparison)
-    bad = [i for i in items if i["status"] != "resolved"]
+    lines += _pass_at_k(report.summary)
+    bad = sorted((i for i in items if i["status"] != "resolved"), key=item_order)
     if bad:
         lines += ["", "## Unresolved and errored items", ""]
         timeout = report.options.get("timeout_s")
         for i in bad:
             failed = ", ".join(_failed_criteria(i)) or "-"
-            lines.append(
-                f"- `{i['key']}` ({i['status']}): {item_cause(i, timeout)} Failed: {failed}."
-            )
+            lines.append(f"- `{i['key']}` ({i['status']}): {item_cause(i, timeout)}")
+            if failed != "-":
+                lines.append(f"  - failed criteria: {failed}")
             if i.get("agent_error"):
                 lines.append(f"  - agent error: {str(i['agent_error'])[:300]}")
             lines.append(f"  - item dir: `{run_dir / 'items' / i['item_dir']}`")
     return "\n".join(lines) + "\n"
+
+
+def _header(report: RunReport) -> list[str]:
+    """Who ran what, when and for how long."""
+    opts = report.options
+    agent = str(opts.get("agent") or "?")
+    kind, _, behaviour = agent.partition(":")
+    models = ", ".join(opts.get("models") or []) or "?"
+    when = (report.started_at or report.created_at or "?")[:19].replace("T", " ")
+    took = "?" if report.duration_s is None else format_duration(float(report.duration_s))
+    return [
+        f"- agent: {kind if behaviour else agent}"
+        + (f", behaviour: {behaviour}" if behaviour else ""),
+        f"- models: {models}; trials: {opts.get('trials', '?')}; seed: {opts.get('seed', '?')}",
+        f"- date: {when} UTC; duration: {took}",
+    ]
+
+
+def _pass_at_k(summary: Sequence[Mapping[str, Any]]) -> list[str]:
+    """pass@k per fixture x model (unbiased; the chance that at least one of k trials resolves)."""
+    rows = [s for s in summary if s.get("pass_at_k")]
+    if not rows or max(len(s["pass_at_k"]) for s in rows) < 2:
+        return []
+    ks = sorted({int(k) for s in rows for k in s["pass_at_k"]})
+    lines = [
+        "",
+        "## pass@k",
+        "",
+        "| fixture | model | " + " | ".join(f"pass@{k}" for k in ks) + " |",
+        "|---|---|" + "---|" * len(ks),
+    ]
+    for s in rows:
+        cells = [_pct(s["pass_at_k"].get(str(k))) for k in ks]
+        lines.append(f"| {s['fixture']} | {s['model']} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def item_cause(item: Mapping[str, Any], timeout_s: float | None) -> str:

@@ -25,6 +25,7 @@ from harness.errors import (
 )
 from harness.fixtures import Fixture
 from harness.item import ItemOptions, WorkItem, make_result, run_item
+from harness.leftovers import clean_leftovers, token_prefix
 from harness.plan import (
     RunConfig,
     build_plan,
@@ -35,8 +36,10 @@ from harness.plan import (
 )
 from harness.procs import become_subreaper, reap_orphans
 from harness.progress import Progress
-from harness.report import RunReport, build_report, write_report
+from harness.report import RunReport, build_report, item_order, write_report
 from harness.results import ItemResult, RunFacts
+from harness.runlock import hold_run_dir
+from harness.runs import owner_record
 from harness.scheduler import Scheduler, Slot, provider_of
 from harness.workspace import RepoTemplates
 from scorers import score_nothing
@@ -132,16 +135,32 @@ def execute_run(
     fixtures = load_fixtures(config)
     plan = build_plan(fixtures, effective_models(config), config.trials)
     identity = plan_identity(config, fixtures)
+    cleanup = clean_leftovers()  # what a harness killed earlier left behind (never a live run's)
+    if cleanup.anything and progress is not None:
+        progress.note(cleanup.summary())
     if resume is not None:
-        run_dir = resume
-        kept = _load_previous(run_dir, identity)
-        run_id = run_dir.name
+        run_dir, run_id = resume, resume.name
     else:
         run_id = new_run_id()
         run_dir = config.runs_dir / run_id
-        kept = {}
+    (run_dir / "items").mkdir(parents=True, exist_ok=True)
+    with hold_run_dir(run_dir):  # a second process on the same run dir is refused
+        kept = _load_previous(run_dir, identity) if resume is not None else {}
+        return _execute_locked(config, fixtures, plan, identity, run_dir, kept, progress)
+
+
+def _execute_locked(
+    config: RunConfig,
+    fixtures: list[Fixture],
+    plan: list[WorkItem],
+    identity: dict[str, object],
+    run_dir: Path,
+    kept: dict[str, ItemResult],
+    progress: Progress | None,
+) -> RunOutcome:
+    run_id = run_dir.name
+    started = dt.datetime.now(dt.UTC)
     items_dir = run_dir / "items"
-    items_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
         run_dir / RUN_FILE,
         {
@@ -150,7 +169,8 @@ def execute_run(
             "identity": identity,
             "identity_hash": identity_hash(identity),
             "options": _options_dict(config, fixtures),
-            "created_at": dt.datetime.now(dt.UTC).isoformat(),
+            "created_at": started.isoformat(),
+            "owner": owner_record(),  # `runs list` tells a running run from a killed one
         },
     )
     todo = [w for w in plan if w.key not in kept]
@@ -160,7 +180,7 @@ def execute_run(
         agent=config.agent,
         timeout_s=config.timeout_s,
         keep_workdir=config.keep_workdir,
-        token_prefix=run_id,
+        token_prefix=token_prefix(run_id),
         templates=templates,
         agent_home_source=config.agent_home_source,
     )
@@ -173,6 +193,8 @@ def execute_run(
         progress.start(total=len(plan), already=list(kept.values()))
 
     def execute(work: WorkItem, cancel: threading.Event, slot: Slot) -> ItemResult:
+        if progress is not None:
+            progress.item_started(work.key)
         return run_item(work, opts, items_dir / work.dir_name, cancel, slot)
 
     def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
@@ -188,7 +210,7 @@ def execute_run(
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
     interrupted = bool(received) or bool(not_started)
-    results = sorted([*kept.values(), *(r for _, r in finished)], key=lambda r: r.key)
+    results = sorted([*kept.values(), *(r for _, r in finished)], key=item_order)
     if progress is not None:
         progress.finish()
     report = build_report(
@@ -199,6 +221,7 @@ def execute_run(
         options=_options_dict(config, fixtures),
         baseline=config.baseline,
         threshold=config.threshold,
+        started_at=started,
     )
     write_report(run_dir, report)
     return RunOutcome(run_dir, report, exit_code_for(report, config.fail_on))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness.agents.base import ItemPaths
 from harness.errors import AgentLaunchError, FixtureError
+from harness.leftovers import stamp_dir
 from harness.procs import run_quick
 
 #: Files of a fixture directory that are the answer key or the prompt: never in the repo.
@@ -87,6 +88,7 @@ class RepoTemplates:
             if key not in self._built:
                 if self._root is None:
                     self._root = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX + "templates-"))
+                    stamp_dir(self._root)  # removable by the next run if this one is killed
                 repo = self._root / f"t{len(self._built)}"
                 _copy_fixture_tree(key, repo)
                 _git_commit(repo)

@@ -81,3 +81,14 @@ def real_agent_bin() -> Path:
     if binary is None:
         pytest.skip(reason)
     return binary
+
+
+#: Markers of tiers that are slow by nature: their tests belong to the slow tier too, so the
+#: fast tier is simply ``-m "not slow"``.
+SLOW_TIERS = ("reliability", "e2e", "statistics", "real_agent", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) for name in SLOW_TIERS):
+            item.add_marker(pytest.mark.slow)

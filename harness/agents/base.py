@@ -96,6 +96,17 @@ class Collected:
     record: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class BundleFiles:
+    """Where a bundle keeps the files a person reads to follow a run (``show``, the HTML
+    drill-down); None where the agent keeps no such file. ``ledger`` is a spawn ledger in
+    prime-agent's format, ``transcript`` the parent transcript in the same format."""
+
+    artifact: Path | None = None
+    ledger: Path | None = None
+    transcript: Path | None = None
+
+
 class AgentAdapter(ABC):
     """One kind of agent: how to launch it, end it, collect and score what it left.
 
@@ -126,6 +137,10 @@ class AgentAdapter(ABC):
     def default_models(self) -> tuple[str, ...]:
         """Models used when ``--model`` is not given (a real agent has none)."""
         return ()
+
+    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+        """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail)."""
+        return []
 
     @abstractmethod
     def resolve_command(self) -> list[str]:
@@ -160,6 +175,11 @@ class AgentAdapter(ABC):
     ) -> Collected:
         """Copy the artifacts into ``item_dir`` (bounded, no symlink followed, secrets
         redacted), laid out so that :meth:`score` finds them there."""
+
+    def bundle_files(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> BundleFiles:
+        """The bundle's files for a person to read (default: just the artifact)."""
+        path = item_dir / "repo" / artifact
+        return BundleFiles(artifact=path if path.is_file() and not path.is_symlink() else None)
 
     @abstractmethod
     def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:

@@ -1,4 +1,4 @@
-"""``fixtures list`` and ``fixtures validate``."""
+"""``fixtures list``, ``validate``, ``new`` and ``task``."""
 
 from __future__ import annotations
 
@@ -8,41 +8,91 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import fixtures_dir_option, option
 from harness.errors import EXIT_USAGE
-from harness.fixtures import FIXTURES_ROOT, list_fixtures, resolve_fixture, validate_fixture
+from harness.fixtures import TASK_NAME, list_fixtures, resolve_fixture, validate_fixture
+from harness.scaffold import fixture_warnings, fixtures_root, new_fixture, regenerated_task
 
 
 @click.group("fixtures")
 def fixtures_group() -> None:
-    """List and validate fixtures."""
+    """List, validate and create fixtures."""
 
 
 @fixtures_group.command("list")
+@fixtures_dir_option
 @translate_errors
-def list_cmd() -> None:
-    """List the fixtures under fixtures/."""
-    for s in list_fixtures(FIXTURES_ROOT):
+def list_cmd(fixtures_dir: Path | None) -> None:
+    """List the fixtures (with the first problem of an invalid one)."""
+    root = fixtures_root(fixtures_dir)
+    click.echo(f"fixtures in {root}:", err=True)
+    for s in list_fixtures(root):
         state = "ok" if s.valid else "INVALID"
-        click.echo(f"{s.name:<24} {s.shard_count:>3} shards  {s.artifact:<20} {state}  {s.path}")
+        click.echo(
+            f"{s.name:<24} {s.shard_count:>3} shards  {s.artifact or '-':<20} {state}  {s.path}"
+        )
+        if s.problems:
+            extra = f" (and {len(s.problems) - 1} more)" if len(s.problems) > 1 else ""
+            click.echo(f"    {s.problems[0]}{extra}")
 
 
 @fixtures_group.command("validate")
 @click.argument("paths", nargs=-1)
+@fixtures_dir_option
 @translate_errors
-def validate_cmd(paths: tuple[str, ...]) -> None:
-    """Validate fixture directories (default: every fixture); exit 2 on any problem."""
-    targets = (
-        [resolve_fixture(p) for p in paths]
-        if paths
-        else [s.path for s in list_fixtures(FIXTURES_ROOT)]
-    )
+def validate_cmd(paths: tuple[str, ...], fixtures_dir: Path | None) -> None:
+    """Validate fixture directories (default: every fixture); exit 2 on any problem.
+
+    Warnings (e.g. task.txt stating a shard count the manifest does not have) are printed
+    but do not change the exit code.
+    """
+    root = fixtures_root(fixtures_dir)
+    targets = [resolve_fixture(p, root) for p in paths] or [s.path for s in list_fixtures(root)]
     bad = 0
     for path in targets:
         problems = validate_fixture(Path(path))
         for p in problems:
             click.echo(f"{p.file}: {p.field}: {p.message}", err=True)
+        for w in fixture_warnings(Path(path)):
+            click.echo(f"warning: {w}", err=True)
         bad += bool(problems)
         if not problems:
             click.echo(f"ok  {path}")
     if bad:
         sys.exit(EXIT_USAGE)
+
+
+@fixtures_group.command("new")
+@click.argument("name")
+@option(
+    "--from",
+    "source",
+    default="json-events",
+    metavar="NAME|PATH",
+    help="Fixture to copy (its shards, answer key and prompt).",
+)
+@fixtures_dir_option
+@translate_errors
+def new_cmd(name: str, source: str, fixtures_dir: Path | None) -> None:
+    """Scaffold fixture NAME in the fixtures folder as a renamed copy of another fixture."""
+    root = fixtures_dir or Path("fixtures")
+    made = new_fixture(name, source, root)
+    click.echo(f"created {made.path} from {made.source}")
+    click.echo(
+        "next: edit shards/ and fixture.json, then "
+        f"`fixtures task {made.path} --write` and `fixtures validate {made.path}`"
+    )
+
+
+@fixtures_group.command("task")
+@click.argument("fixture_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@option("--write", is_flag=True, help="Write task.txt instead of printing it.")
+@translate_errors
+def task_cmd(fixture_dir: Path, write: bool) -> None:
+    """Render FIXTURE_DIR's task.txt from its fixture.json (print it, or --write it)."""
+    text = regenerated_task(fixture_dir)
+    if write:
+        (fixture_dir / TASK_NAME).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {fixture_dir / TASK_NAME}")
+    else:
+        click.echo(text, nl=False)

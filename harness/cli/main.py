@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import gc
+import sys
+from pathlib import Path
+from typing import Any
 
 import click
 
 from harness import __version__
+from harness.cli.clean_cmd import clean_cmd
 from harness.cli.compare_cmd import compare_cmd
 from harness.cli.fixtures_cmd import fixtures_group
 from harness.cli.report_cmd import report_cmd
 from harness.cli.run_cmd import run_cmd
+from harness.cli.runs_cmd import runs_group
 from harness.cli.score_cmd import score_cmd
 from harness.cli.selftest_cmd import selftest_cmd
+from harness.cli.show_cmd import show_cmd
 from harness.config import load_default_map
-from harness.errors import HarnessError
+from harness.errors import EXIT_INTERRUPTED, HarnessError
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -26,7 +32,24 @@ Exit codes:
 """
 
 
+class HarnessGroup(click.Group):
+    """The top-level group: Ctrl-C anywhere in a command exits 130, like any interrupt.
+
+    click's own handling would print "Aborted!" and exit 1. A run installs its own signal
+    handlers once it starts launching; this covers the seconds before (imports, fixture
+    loading) and every other command.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+
+
 @click.group(
+    cls=HarnessGroup,
     help="Measure whether a multi-agent coding agent really orchestrates a swarm.\n\n"
     + EXIT_CODES_HELP,
     context_settings={"auto_envvar_prefix": "SWARM_HARNESS", "show_default": True},
@@ -47,6 +70,9 @@ cli.add_command(fixtures_group)
 cli.add_command(report_cmd)
 cli.add_command(compare_cmd)
 cli.add_command(selftest_cmd)
+cli.add_command(runs_group)
+cli.add_command(show_cmd)
+cli.add_command(clean_cmd)
 
 
 #: Allocations between young-generation collections for the CLI process (CPython's default
@@ -57,7 +83,12 @@ cli.add_command(selftest_cmd)
 #: (two concurrent scorings would race on it).
 CLI_GC_THRESHOLD = 100_000
 
+#: The name pyproject.toml's [project.scripts] installs.
+CONSOLE_SCRIPT = "swarm-harness"
+
 
 def main() -> None:
     gc.set_threshold(CLI_GC_THRESHOLD, *gc.get_threshold()[1:])
-    cli(prog_name="python -m harness")
+    # The console script shows its own name; `python -m harness` the module's.
+    script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    cli(prog_name=script if script == CONSOLE_SCRIPT else "python -m harness")

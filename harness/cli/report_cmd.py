@@ -8,26 +8,53 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
+from harness.cli.params import RunDirType, runs_dir_option
 
 
 @click.command("report")
-@click.argument("run_dir", type=click.Path(exists=True, path_type=Path))
-@click.option(
+@click.argument("run_dir", type=RunDirType(exists=True, path_type=Path))
+@option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "json", "junit"]),
+    type=click.Choice(["md", "json", "junit", "html"]),
     default="md",
-    help="Markdown summary, report.json as is, or JUnit XML (one case per fixture x model).",
+    help="Markdown summary, report.json as is, JUnit XML (one case per fixture x model), or "
+    "the self-contained HTML page (written to a file, see --output).",
 )
+@option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file instead of stdout ('-' for stdout). For html the default is "
+    "report.html in the run directory, and the path written is printed.",
+)
+@runs_dir_option
 @translate_errors
-def report_cmd(run_dir: Path, fmt: str) -> None:
-    """Render the report of RUN_DIR (a run directory or its report.json)."""
+def report_cmd(run_dir: Path | str, fmt: str, output: Path | None, runs_dir: Path) -> None:
+    """Render the report of RUN_DIR (a run directory, its report.json, or 'latest')."""
     from harness.report import read_report, render_junit, render_markdown
+    from harness.runs import resolve_run
 
-    report, where = read_report(run_dir)
+    report, where = read_report(resolve_run(run_dir, runs_dir))
+    if fmt == "html":
+        from harness.html_report import HTML_FILE, render_html
+
+        target = output or where / HTML_FILE
+        page = render_html(report, where, None if str(target) == "-" else target.parent)
+        if str(target) == "-":
+            click.echo(page, nl=False)
+        else:
+            target.write_text(page, encoding="utf-8")
+            click.echo(str(target))
+        return
     if fmt == "json":
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        text = json.dumps(report.to_dict(), indent=2) + "\n"
     elif fmt == "junit":
-        click.echo(render_junit(report), nl=False)
+        text = render_junit(report)
     else:
-        click.echo(render_markdown(report, where), nl=False)
+        text = render_markdown(report, where)
+    if output is None or str(output) == "-":
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")

@@ -11,6 +11,8 @@ import click
 from click.core import ParameterSource
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import fixtures_dir_option, option
+from harness.cli.params import RunDirType
 from harness.errors import UsageError
 
 if TYPE_CHECKING:
@@ -28,92 +30,97 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 
 
 @click.command("run")
-@click.option(
+@option(
     "--fixture",
     "fixtures",
     multiple=True,
     metavar="NAME|PATH",
     help="Fixture name under fixtures/ or a fixture directory; repeat, or 'all'.",
 )
-@click.option(
+@option(
     "--model",
     "models",
     multiple=True,
     metavar="PROVIDER/MODEL",
     help="Model selector passed to the agent; repeat for several conditions. Not needed with --agent sim.",
 )
-@click.option(
+@option(
     "--agent",
     default="prime-agent",
     metavar="NAME[:OPTIONS]",
     help="Agent to run: prime-agent, or sim[:BEHAVIOUR] (the built-in simulated agent: "
     "honest, no-spawn, flaky=0.7, slow=2, ... comma-separated).",
 )
-@click.option(
+@option(
     "--agent-bin",
     default=None,
     help="Path or name of the agent's binary (default: the agent's own, e.g. prime-agent).",
 )
-@click.option(
-    "--timeout", default=1800.0, type=float, help="Seconds before one agent run is stopped."
-)
-@click.option(
+@option("--timeout", default=1800.0, type=float, help="Seconds before one agent run is stopped.")
+@option(
     "--runs-dir",
     default="runs",
     type=click.Path(file_okay=False, path_type=Path),
     help="Where run directories are written.",
 )
-@click.option(
+@option(
     "--keep-workdir", is_flag=True, help="Keep each item's temporary workdir (path in item.json)."
 )
-@click.option(
+@option(
     "--json",
     "as_json",
     is_flag=True,
     help="Print exactly report.json on stdout; everything else on stderr.",
 )
-@click.option("--trials", default=1, type=int, help="Independent trials per fixture x model.")
-@click.option(
+@option("--trials", default=1, type=int, help="Independent trials per fixture x model.")
+@option(
     "--concurrency",
     default=1,
     type=int,
     help="Agents running at once (1 = serial); clean-up and scoring overlap the next agent.",
 )
-@click.option(
+@option(
     "--provider-cap",
     "provider_caps",
     multiple=True,
     metavar="PROVIDER=N",
     help="At most N items at once for models of PROVIDER (the prefix before '/').",
 )
-@click.option(
-    "--seed", default=0, type=int, help="Seed for the simulated agent's randomness (flaky=P)."
-)
-@click.option(
+@option("--seed", default=0, type=int, help="Seed for the simulated agent's randomness (flaky=P).")
+@option(
     "--compare-baseline",
     "baseline",
-    type=click.Path(exists=True, path_type=Path),
+    type=RunDirType(exists=True, path_type=Path),
     default=None,
-    help="A previous run dir or report.json to compare this run against.",
+    help="A previous run dir or report.json to compare this run against, or 'latest' "
+    "(the newest finished run under --runs-dir).",
 )
-@click.option(
+@option(
     "--threshold",
     default=0.05,
     type=float,
     help="Practical threshold for verdicts, as a rate difference (0.05 = 5 points).",
 )
-@click.option(
+@option(
     "--fail-on",
     type=click.Choice(["unresolved", "regression"]),
     default="unresolved",
     help="What makes the exit code 1: any unresolved item, or a failed comparison gate "
     "(a regressed overall verdict, or a fixture x model only one run scored).",
 )
-@click.option(
+@option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (items, agent binary and version, models, where results go), check "
+    "the binary and credentials, and exit (0 ready, 3 not) without launching anything.",
+)
+@fixtures_dir_option
+@option(
     "--resume",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=RunDirType(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="Complete a partial run: re-run only its missing or errored items.",
+    help="Complete a partial run: re-run only its missing or errored items ('latest': the "
+    "newest run under --runs-dir).",
 )
 @click.pass_context
 @translate_errors
@@ -124,11 +131,17 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
     from harness.plan import RunConfig
     from harness.progress import Progress
     from harness.runner import execute_run, stored_options
+    from harness.runs import resolve_run
+    from harness.scaffold import fixtures_root
 
-    resume: Path | None = options["resume"]
-    if resume is not None:
+    resume: Path | None = None
+    if options["resume"] is not None:
+        resume = resolve_run(options["resume"], options["runs_dir"], with_report=False)
         _fill_from_stored(ctx, options, stored_options(resume))
+    if options["baseline"] is not None:
+        options["baseline"] = resolve_run(options["baseline"], options["runs_dir"])
     config = RunConfig(
+        fixtures_root=fixtures_root(options["fixtures_dir"]),
         fixtures=tuple(options["fixtures"]),
         models=tuple(options["models"]),
         agent=parse_agent(options["agent"], options["agent_bin"], options["seed"]),
@@ -142,7 +155,13 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
         threshold=options["threshold"],
         fail_on=options["fail_on"],
     )
-    outcome = execute_run(config, Progress(), resume=resume)
+    if options["dry_run"]:
+        from harness.dryrun import dry_run
+
+        plan = dry_run(config, resume)
+        click.echo("\n".join(plan.lines()))
+        sys.exit(plan.exit_code)
+    outcome = execute_run(config, Progress(timeout_s=config.timeout_s), resume=resume)
     if options["as_json"]:
         click.echo(json.dumps(outcome.report.to_dict(), indent=2))
         gate = (outcome.report.comparison or {}).get("gate") or {"passed": True}
@@ -196,21 +215,27 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: dict[
 
 
 def summary_text(outcome: RunOutcome) -> str:
+    """The result on stdout: per fixture x model, the comparison and the report path. Item
+    lines went to stderr as each item finished (harness.progress) and are not repeated."""
     from harness.compare import format_pp
-    from harness.report import item_cause
+    from scorers.criteria import criterion_fields
 
     report = outcome.report
-    timeout = report.options.get("timeout_s")
     lines = []
-    for item in report.items:
-        why = item_cause(item, timeout) if item["status"] != "resolved" else ""
-        lines.append(f"{item['status']:>10}  {item['key']}" + (f"  — {why}" if why else ""))
     for s in report.summary:
         ci = s["ci"]
         rate = "n/a" if s["rate"] is None else f"{100 * s['rate']:.0f}%"
-        ci_txt = "" if not ci else f" [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]"
+        ci_txt = "" if not ci else f", 95% CI [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]"
+        unresolved = s["n"] - s["resolved"]
+        failing = [
+            f"{c} {s['n'] - s['criteria'][c]['count']}"
+            for c in criterion_fields()
+            if s["n"] and s["criteria"][c].get("count", s["n"]) < s["n"]
+        ]
         lines.append(
-            f"{s['fixture']} x {s['model']}: {s['resolved']}/{s['n']} resolved {rate}{ci_txt}, {s['errors']} errors"
+            f"{s['fixture']} x {s['model']}: {s['resolved']}/{s['n']} resolved ({rate}{ci_txt}), "
+            f"{unresolved} unresolved, {s['errors']} errors"
+            + (f"; failed criteria: {', '.join(failing)}" if failing else "")
         )
     cmp = report.comparison
     if cmp:

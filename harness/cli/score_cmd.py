@@ -8,11 +8,12 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
 
 
 @click.command("score")
 @click.argument("item_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
+@option(
     "--fixture",
     default=None,
     metavar="NAME|PATH",

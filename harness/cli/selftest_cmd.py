@@ -8,16 +8,17 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
+from harness.cli.options import option
 
 
 @click.command("selftest")
-@click.option(
+@option(
     "--agent-bin",
     default="prime-agent",
     envvar=["SWARM_HARNESS_SELFTEST_AGENT_BIN", "PRIME_AGENT_BIN"],
     help="Path or name of the real agent binary (also read from $PRIME_AGENT_BIN).",
 )
-@click.option(
+@option(
     "--fixture",
     "fixtures",
     multiple=True,
@@ -25,16 +26,14 @@ from harness.cli.errors import translate_errors
     metavar="NAME|PATH",
     help="Fixture name under fixtures/ or a fixture directory; repeat, or 'all'.",
 )
-@click.option("--concurrency", default=3, type=int, help="Agents running at once.")
-@click.option(
+@option("--concurrency", default=3, type=int, help="Agents running at once.")
+@option(
     "--runs-dir",
     default="runs",
     type=click.Path(file_okay=False, path_type=Path),
     help="Where the selftest's run directory is written.",
 )
-@click.option(
-    "--timeout", default=300.0, type=float, help="Seconds before one agent run is stopped."
-)
+@option("--timeout", default=300.0, type=float, help="Seconds before one agent run is stopped.")
 @translate_errors
 def selftest_cmd(
     agent_bin: str, fixtures: tuple[str, ...], concurrency: int, runs_dir: Path, timeout: float

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import collect
+from harness.agents.prime_agent import collect
 from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs
 from harness.item import facts_from_meta
 from scorers import score_prime_agent

@@ -12,6 +12,9 @@ from harness.agents import parse_agent
 from harness.plan import RunConfig
 from harness.runner import execute_run
 
+#: Real agent processes per test (seconds each).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent.parent
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
 SPY = str(REPO / "tests" / "data" / "agents" / "spy-agent")

@@ -26,8 +26,9 @@ pytestmark = pytest.mark.reliability
 
 
 def token_processes(runs: Path) -> list[psutil.Process]:
-    """Live processes carrying an item token of any run under ``runs`` (token = run id + uuid)."""
-    prefixes = tuple(f"{d.name}-" for d in runs.iterdir()) if runs.is_dir() else ()
+    """Live processes carrying an item token of any run under ``runs``."""
+    # token = run id, "@" and the owner (pid.start), "-" and a uuid (harness.leftovers)
+    prefixes = tuple(f"{d.name}@" for d in runs.iterdir()) if runs.is_dir() else ()
     found = []
     for proc in psutil.process_iter():
         try:

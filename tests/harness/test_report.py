@@ -7,7 +7,6 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from harness.agents import parse_agent
 from harness.aggregate import overall, summarize
@@ -60,6 +59,8 @@ def test_summary_counts_rates_and_excludes_errors() -> None:
     # 3 of 4 is a boundary count on both sides: the limits are the widened ones.
     lo, hi = score_limits(3, 4)
     assert s["ci"] == pytest.approx([float(lo), float(hi)], abs=1e-9)
+    from statsmodels.stats.proportion import proportion_confint  # heavy: only where used
+
     wilson = proportion_confint(3, 4, alpha=0.05, method="wilson")
     assert s["ci"][0] <= wilson[0] and s["ci"][1] >= wilson[1]
     assert s["errored_keys"] == ["f1:p/m:5"]
@@ -91,6 +92,8 @@ def test_comparison_is_candidate_minus_baseline_with_newcombe() -> None:
     cmp = compare(base, cand, 0.05, "base")
     (f,) = cmp["fixtures"]
     assert f["delta"] == pytest.approx(0.55)
+    from statsmodels.stats.proportion import confint_proportions_2indep  # heavy: only here
+
     lo, hi = confint_proportions_2indep(15, 20, 4, 20, method="newcomb", compare="diff")
     assert f["ci"] == pytest.approx([lo, hi], abs=1e-9)
     assert f["verdict"] == "improved"
@@ -189,6 +192,7 @@ def _sim_run(tmp_path: Path, concurrency: int, name: str, baseline: Path | None 
 VOLATILE = {"wall_time_s", "tokens_used", "item_dir", "killed_processes", "parent_session_id"}
 
 
+@pytest.mark.slow
 def test_serial_and_parallel_runs_give_identical_sorted_results(tmp_path: Path) -> None:
     serial = _sim_run(tmp_path, 1, "serial")
     parallel = _sim_run(tmp_path, 4, "parallel")
@@ -201,6 +205,7 @@ def test_serial_and_parallel_runs_give_identical_sorted_results(tmp_path: Path) 
     )
 
 
+@pytest.mark.slow
 def test_compare_baseline_lands_in_candidate_report(tmp_path: Path) -> None:
     base = _sim_run(tmp_path, 4, "base")
     cand = _sim_run(tmp_path, 4, "cand", baseline=base.run_dir)

@@ -22,8 +22,8 @@ pytestmark = pytest.mark.e2e
 
 
 def _leftovers(run_dir: Path | None = None) -> list[psutil.Process]:
-    """Live processes carrying an item token of this run (tokens start with the run id)."""
-    prefix = f"{run_dir.name}-" if run_dir is not None else ""
+    """Live processes carrying an item token of this run (tokens start with the run id and "@")."""
+    prefix = f"{run_dir.name}@" if run_dir is not None else ""  # run id @ owner - uuid
     found = []
     for proc in psutil.process_iter():
         try:

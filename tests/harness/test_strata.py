@@ -138,6 +138,7 @@ strata_pairs = st.integers(1, 6).flatmap(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(strata_pairs, st.data())
 def test_verdict_is_monotone_in_the_candidate(
@@ -158,6 +159,7 @@ def test_verdict_is_monotone_in_the_candidate(
         )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(strata_pairs)
 def test_intervals_stay_in_range_and_never_collapse(fixtures: list[tuple[int, int, int]]) -> None:

@@ -276,6 +276,7 @@ _inserts = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(
     lines=st.lists(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scorer_builders import AT, MANIFEST, OTHER_PARENT_FILE, WORKERS, child_path, honest_run, jsonl
@@ -134,6 +135,7 @@ RUBRIC = (
 )
 
 
+@pytest.mark.slow
 @NOISE_SETTINGS
 @given(placed(ledger_noise), placed(transcript_noise), placed(stream_noise), placed(artifact_noise))
 def test_honest_run_stays_resolved_under_noise(ledger, transcript, stream, artifact) -> None:

@@ -6,6 +6,7 @@ import io
 import json
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scorer_builders import MANIFEST, PARENT_FILE, opener
@@ -13,6 +14,9 @@ from scorer_builders import MANIFEST, PARENT_FILE, opener
 from scorers import ChildSessionFile, PrimeAgentArtifacts, score_prime_agent
 from scorers.artifact import parse_artifact
 from scorers.prime_agent import parse_ledger, parse_session, parse_stream
+
+#: Hypothesis over the whole scorer: many examples (seconds each).
+pytestmark = pytest.mark.slow
 
 PARSERS: list[Callable[[io.BytesIO], object]] = [
     parse_ledger,

@@ -15,6 +15,9 @@ from simkit import SHARDS, SimLayout, read_jsonl, rubric, wait_gone
 
 from sim_agent.config import Behaviours, Oracle, Shard
 
+#: Every test starts the simulated agent's real processes.
+pytestmark = pytest.mark.slow
+
 ALL_PASS = dict.fromkeys(("coverage", "delegation", "dedup", "receipts", "provenance"), True)
 
 

@@ -15,6 +15,9 @@ from simkit import SIM_AGENT, SIM_SHIM, SimLayout
 from sim_agent import agent
 from sim_agent.config import SimUsageError, parse_behaviours, wrong_value
 
+#: Every test starts the simulated agent's real processes.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("argv_edit", "message"),

@@ -10,6 +10,9 @@ import psutil
 import pytest
 from simkit import DaemonClient, SimLayout, shutdown_envelope, wait_gone
 
+#: Every test starts the simulated agent's real processes.
+pytestmark = pytest.mark.slow
+
 
 def _started(sim: SimLayout, behaviours: str = "honest") -> DaemonClient:
     result = sim.run(behaviours)

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from simkit import SHARDS, SimLayout, SimResult, read_jsonl, rubric
 
+#: Every test starts the simulated agent's real processes.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def honest(sim: SimLayout) -> tuple[SimLayout, SimResult]:

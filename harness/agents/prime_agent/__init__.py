@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.agents.base import AgentAdapter, Collected, ItemPaths, ItemSpec, Launch, StopOutcome
+from harness.agents.base import (
+    AgentAdapter,
+    BundleFiles,
+    Collected,
+    ItemPaths,
+    ItemSpec,
+    Launch,
+    StopOutcome,
+)
 from harness.agents.prime_agent.bundle import copy_bundle
 from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs, sessions_spellings
 from harness.agents.prime_agent.daemon import (
@@ -21,7 +29,7 @@ from harness.agents.prime_agent.daemon import (
     SOCKET_PRESENT_WAIT_S,
     shutdown_daemon,
 )
-from harness.agents.prime_agent.home import copy_agent_home, source_agent_home
+from harness.agents.prime_agent.home import copy_agent_home, credential_checks, source_agent_home
 from harness.launch import resolve_binary
 from scorers import ItemScore, score_prime_agent
 from scorers.types import Manifest
@@ -99,6 +107,9 @@ class PrimeAgentAdapter(AgentAdapter):
     def resolve_command(self) -> list[str]:
         return resolve_binary(self.binary)
 
+    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+        return credential_checks(source_agent_home(env), env)
+
     def prepare(
         self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str
     ) -> Launch:
@@ -169,8 +180,14 @@ class PrimeAgentAdapter(AgentAdapter):
             record={"ledger_via": located.ledger_via, "parent_via": located.parent_via},
         )
 
-    def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
+    def _locate_bundle(self, item_dir: Path, meta: Mapping[str, Any], artifact: str):  # type: ignore[no-untyped-def]
         spellings = meta.get("sessions_spellings") or []
-        layout = Layout.for_bundle(item_dir, [str(s) for s in spellings])
-        located = locate(layout, manifest.artifact)
+        return locate(Layout.for_bundle(item_dir, [str(s) for s in spellings]), artifact)
+
+    def bundle_files(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> BundleFiles:
+        located = self._locate_bundle(item_dir, meta, artifact)
+        return BundleFiles(located.artifact, located.ledger, located.parent)
+
+    def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
+        located = self._locate_bundle(item_dir, meta, manifest.artifact)
         return score_prime_agent(scorer_inputs(located), manifest)

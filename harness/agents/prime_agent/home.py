@@ -31,3 +31,29 @@ def copy_agent_home(source: Path, dest: Path) -> list[str]:
             target.chmod(0o600)
             copied.append(name)
     return copied
+
+
+#: Variables through which providers take their key instead of auth.json.
+API_KEY_SUFFIX = "_API_KEY"
+
+
+def credential_checks(home: Path, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+    """auth.json (or a provider key in the environment) is needed; models.json only for
+    custom providers, so its absence is reported but passes."""
+    auth = home / "auth.json"
+    keys = sorted(k for k in env if k.endswith(API_KEY_SUFFIX) and env[k])
+    if auth.is_file():
+        found = ("credentials", True, f"{auth} present")
+    elif keys:
+        found = (
+            "credentials",
+            True,
+            f"no {auth}; provider keys in the environment: {', '.join(keys)}",
+        )
+    else:
+        found = ("credentials", False, f"no {auth} and no *{API_KEY_SUFFIX} variable")
+    models = home / "models.json"
+    detail = f"{models} " + (
+        "present" if models.is_file() else "absent (needed only for custom providers)"
+    )
+    return [found, ("models.json", True, detail)]

@@ -49,6 +49,9 @@ class SimAdapter(PrimeAgentAdapter):
     def default_models(self) -> tuple[str, ...]:
         return (SIM_MODEL,)
 
+    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+        return [("credentials", True, f"none needed by the simulated agent ({self.options})")]
+
     def resolve_command(self) -> list[str]:
         # -S: the sim is standard-library only; skipping site halves its start-up.
         return [sys.executable, "-S", str(SIM_SCRIPT)]

@@ -1,0 +1,90 @@
+"""`runs list`, `show`, `report --format html` and `latest`, through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sim_runs import sim_run
+
+from harness.cli.main import cli
+from harness.runs import list_runs
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli-runs")
+    baseline = sim_run(root, "honest")
+    sim_run(root, "wrong-answer", baseline=baseline)
+    return root
+
+
+def _oldest_and_latest(runs_dir: Path) -> tuple[Path, Path]:
+    runs = list_runs(runs_dir)
+    return runs[0].path, runs[-1].path
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_runs_list(runs_dir: Path) -> None:
+    code, out = invoke("runs", "list", "--runs-dir", str(runs_dir))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "run",
+        "date",
+        "agent",
+        "fixtures",
+        "models",
+        "trials",
+        "resolved",
+        "status",
+    ]
+    assert "sim:honest" in lines[1] and "2/2 100%" in lines[1] and lines[1].endswith("complete")
+    assert "sim:wrong-answer" in lines[2] and "0/2 0%" in lines[2]
+    code, out = invoke("runs", "list", "--runs-dir", str(runs_dir), "--json")
+    assert code == 0 and [r["status"] for r in json.loads(out)] == ["complete", "complete"]
+
+
+def test_runs_list_empty(tmp_path: Path) -> None:
+    assert invoke("runs", "list", "--runs-dir", str(tmp_path)) == (0, f"no runs under {tmp_path}\n")
+
+
+def test_show_by_key_in_latest_and_by_item_dir(runs_dir: Path) -> None:
+    code, out = invoke("show", "tiny:sim/oracle:1", "--runs-dir", str(runs_dir))
+    assert code == 0, out
+    assert out.startswith("tiny:sim/oracle:1: unresolved")
+    assert "WRONG" in out and "receipts: reply" in out and "spawn" in out and "result.json" in out
+    _, latest = _oldest_and_latest(runs_dir)
+    code, out = invoke("show", str(latest / "items" / "tiny__sim_oracle__2"))
+    assert code == 0 and out.startswith("tiny:sim/oracle:2: unresolved")
+
+
+def test_show_unknown_key_is_one_line_exit_2(runs_dir: Path) -> None:
+    result = CliRunner().invoke(cli, ["show", "nope:x:1", "--runs-dir", str(runs_dir)])
+    assert result.exit_code == 2 and "no item 'nope:x:1'" in result.output
+
+
+def test_report_latest_html_and_compare_latest(runs_dir: Path, tmp_path: Path) -> None:
+    code, out = invoke("report", "latest", "--runs-dir", str(runs_dir), "--format", "html")
+    first, latest = _oldest_and_latest(runs_dir)
+    assert code == 0 and out.strip() == str(latest / "report.html")
+    target = tmp_path / "page.html"
+    code, out = invoke(
+        "report", "latest", "--runs-dir", str(runs_dir), "--format", "html", "--output", str(target)
+    )
+    assert code == 0 and target.read_text().startswith("<!DOCTYPE html>")
+    code, out = invoke("compare", str(first), "latest", "--runs-dir", str(runs_dir))
+    assert code == 0 and "regressed" in out
+
+
+def test_latest_without_runs_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["report", "latest", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "no finished run" in result.output

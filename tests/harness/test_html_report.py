@@ -1,0 +1,132 @@
+"""report.html: written for every run, offline, every criterion and item present, relative
+links that resolve; plus the real-browser checks (marker ``browser``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from browser import Browser, chromium_binary
+from sim_runs import sim_run
+
+from harness.html_report import render_html
+from harness.report import read_report
+from scorers.criteria import criterion_fields
+
+REPO = Path(__file__).resolve().parent.parent.parent
+#: Where the browser test leaves its screenshot for people to look at (gitignored).
+SCREENSHOT_COPY = REPO / "test-output" / "report.png"
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A baseline (honest) and a candidate (flaky, compared against it)."""
+    root = tmp_path_factory.mktemp("runs")
+    baseline = sim_run(root, "honest", trials=3)
+    candidate = sim_run(root, "flaky=0.5", trials=6, baseline=baseline, seed=7)
+    return baseline, candidate
+
+
+def test_every_run_writes_an_offline_page(runs: tuple[Path, Path]) -> None:
+    _, candidate = runs
+    page = (candidate / "report.html").read_text(encoding="utf-8")
+    # Nothing is fetched: no external script, stylesheet, image or frame.
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=\"(https?:)?//", page)
+    assert "<link" not in page and "Plotly.newPlot" in page
+    for criterion in criterion_fields():
+        assert f'data-field="{criterion}"' in page
+    report = json.loads((candidate / "report.json").read_text())
+    for item in report["items"]:
+        assert f'data-key="{item["key"]}"' in page
+
+
+def test_item_file_links_are_relative_and_resolve(runs: tuple[Path, Path]) -> None:
+    _, candidate = runs
+    page = (candidate / "report.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="(items/[^"#]+)"', page)
+    assert links and all((candidate / link).is_file() for link in links)
+
+
+def test_render_to_another_directory_keeps_links_working(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, candidate = runs
+    report, where = read_report(candidate)
+    page = render_html(report, where, tmp_path)
+    links = re.findall(r'href="([^"#]+/result\.json)"', page)
+    assert links and all((tmp_path / link).resolve().is_file() for link in links)
+
+
+@pytest.mark.browser
+def test_page_in_headless_chromium(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    binary = chromium_binary()
+    if binary is None:
+        pytest.skip("chromium not installed (apt-get install -y chromium; .ci/run installs it)")
+    _, candidate = runs
+    report = json.loads((candidate / "report.json").read_text())
+    browser = Browser.start(binary)
+    try:
+        browser.open((candidate / "report.html").as_uri(), "document.body.dataset.chartsRendered")
+        charts = browser.evaluate(
+            "Object.fromEntries(Array.from(document.querySelectorAll('.chart'))"
+            ".filter(c => c.id.startsWith('chart-')).map(c => [c.id, "
+            "c.querySelectorAll('.point, .bars path, .boxlayer path').length]))"
+        )
+        dom = browser.evaluate(
+            "({rows: Array.from(document.querySelectorAll('#summary tr[data-fixture]')).map(r => ({"
+            "fixture: r.dataset.fixture, model: r.dataset.model,"
+            "rate: r.querySelector('[data-field=rate]').dataset.value,"
+            "rate_text: r.querySelector('[data-field=rate]').textContent,"
+            "n: r.querySelector('[data-field=n]').textContent})),"
+            "counts: Object.assign({}, document.getElementById('counts').dataset),"
+            "delta: document.getElementById('overall-delta').dataset.value,"
+            "verdict: document.getElementById('overall-delta').dataset.verdict,"
+            "gate: document.getElementById('gate').dataset.passed})"
+        )
+        # Open an unresolved item's drill-down through its link: its timeline is drawn.
+        bad = next(i for i in report["items"] if i["status"] != "resolved")
+        anchor = browser.evaluate(
+            f"document.querySelector('details[data-key=\"{bad['key']}\"]').id"
+        )
+        browser.evaluate(f"location.hash = '{anchor}'")
+        timeline = f"document.getElementById('tl-{anchor}').querySelectorAll('.point').length"
+        browser.wait_for(f"{timeline} > 0")
+        timeline_points = browser.evaluate(timeline)
+        shot = browser.screenshot(tmp_path / "report.png")
+    finally:
+        browser.close()
+    SCREENSHOT_COPY.parent.mkdir(exist_ok=True)
+    shutil.copyfile(tmp_path / "report.png", SCREENSHOT_COPY)
+
+    assert browser.errors == []
+    expected_charts = {
+        "chart-rates",
+        "chart-criteria",
+        "chart-forest",
+        "chart-tokens_used",
+        "chart-turns",
+        "chart-wall_time_s",
+    }
+    assert set(charts) == expected_charts
+    assert all(count > 0 for count in charts.values()), charts  # every chart drew its marks
+    assert timeline_points > 0
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 50_000  # a drawn page, not blank
+
+    summary = {(s["fixture"], s["model"]): s for s in report["summary"]}
+    assert len(dom["rows"]) == len(summary)
+    for row in dom["rows"]:
+        s = summary[(row["fixture"], row["model"])]
+        assert float(row["rate"]) == pytest.approx(s["rate"], abs=1e-12)
+        assert row["rate_text"] == f"{100 * s['rate']:.1f}%" and int(row["n"]) == s["n"]
+    statuses = [i["status"] for i in report["items"]]
+    assert int(dom["counts"]["items"]) == len(statuses)
+    assert int(dom["counts"]["resolved"]) == statuses.count("resolved")
+    cmp = report["comparison"]
+    assert float(dom["delta"]) == pytest.approx(cmp["overall"]["delta"], abs=1e-12)
+    assert dom["verdict"] == cmp["overall"]["verdict"]
+    assert dom["gate"] == str(cmp["gate"]["passed"]).lower()
