@@ -40,6 +40,9 @@ FIXTURES_ROOT = (
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "fixture.schema.json"
 
 MANIFEST_NAME = "fixture.json"
+#: Optional per-agent prompts beside task.txt (``task.claude-code.txt``): the answer key's
+#: siblings, never copied into the repo.
+AGENT_TASK_GLOB = "task.*.txt"
 TASK_NAME = "task.txt"
 SHARDS_DIR = "shards"
 
@@ -83,6 +86,13 @@ class Fixture:
     task_text: str
     shard_paths: tuple[Path, ...]
 
+    def agent_task(self, agent: str) -> str | None:
+        """The fixture's own prompt for one agent (``task.<agent>.txt``), if it has one."""
+        path = self.path / f"task.{agent}.txt"
+        if not path.is_file() or path.is_symlink():
+            return None
+        return path.read_text(encoding="utf-8")
+
     def content_hash(self) -> str:
         """sha256 hex over fixture.json, task.txt and every shard, framed, in path order.
 
@@ -94,6 +104,7 @@ class Fixture:
     @functools.cached_property
     def _content_hash(self) -> str:
         files = {MANIFEST_NAME: self.path / MANIFEST_NAME, TASK_NAME: self.path / TASK_NAME}
+        files.update((p.name, p) for p in self.path.glob(AGENT_TASK_GLOB) if p.is_file())
         files.update((f"{SHARDS_DIR}/{p.name}", p) for p in self.shard_paths)
         digest = hashlib.sha256()
         for rel in sorted(files):

@@ -119,7 +119,7 @@ def run_item(
         spec = ItemSpec(
             key=work.key,
             model=work.model,
-            task_text=work.fixture.task_text,
+            task_text=agent.task_text(work.fixture),
             manifest=work.fixture.manifest,
             credentials_source=opts.agent_home_source,
         )

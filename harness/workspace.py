@@ -26,6 +26,12 @@ from harness.procs import run_quick
 #: Files of a fixture directory that are the answer key or the prompt: never in the repo.
 KEY_FILES = frozenset({"fixture.json", "task.txt"})
 
+
+def _is_agent_task(name: str) -> bool:
+    """``task.<agent>.txt``: a per-agent prompt, as much a key file as task.txt."""
+    return name.startswith("task.") and name.endswith(".txt")
+
+
 #: Variables that would point git (ours or the agent's) at the caller's repository.
 GIT_LEAK_VARS = (
     "GIT_DIR",
@@ -148,7 +154,7 @@ def _copy_fixture_tree(fixture_dir: Path, repo: Path) -> None:
             (repo / rel / d).mkdir()
         for name in sorted(filenames):
             src = here / name
-            if rel == Path(".") and name in KEY_FILES:
+            if rel == Path(".") and (name in KEY_FILES or _is_agent_task(name)):
                 continue
             if name.startswith("."):
                 continue

@@ -20,10 +20,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scorers import ItemScore
 from scorers.types import Manifest
+
+if TYPE_CHECKING:
+    from harness.fixtures import Fixture
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,12 @@ class AgentAdapter(ABC):
     def default_models(self) -> tuple[str, ...]:
         """Models used when ``--model`` is not given (a real agent has none)."""
         return ()
+
+    def task_text(self, fixture: Fixture) -> str:
+        """The prompt this agent gets for ``fixture``: its ``task.<name>.txt`` if the
+        fixture has one, else ``task.txt`` (written for prime-agent's tools). An adapter
+        whose agent delegates differently renders its own from the manifest instead."""
+        return fixture.agent_task(self.name) or fixture.task_text
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail)."""

@@ -175,3 +175,21 @@ def test_non_executable_binary_is_a_launch_error(tmp_path: Path) -> None:
     fake.chmod(0o644)
     with pytest.raises(AgentLaunchError, match="not executable"):
         parse_agent("prime-agent", str(fake)).resolve_command()
+
+
+def test_per_agent_prompts_stay_out_of_the_repo_and_pick_the_agent(tmp_path: Path) -> None:
+    from harness.fixtures import load_fixture
+
+    src = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
+    fx_dir = tmp_path / "tiny"
+    import shutil
+
+    shutil.copytree(src, fx_dir)
+    before = load_fixture(fx_dir).content_hash()
+    (fx_dir / "task.other-agent.txt").write_text("OTHER AGENT PROMPT", encoding="utf-8")
+    fixture = load_fixture(fx_dir)
+    assert fixture.content_hash() != before  # part of the run's identity
+    assert fixture.agent_task("other-agent") == "OTHER AGENT PROMPT"
+    assert parse_agent("sim").task_text(fixture) == fixture.task_text  # no task.sim.txt
+    paths = build_item_paths(make_workdir(str(tmp_path)), fx_dir)
+    assert not any(p.name.startswith("task.") for p in paths.repo.iterdir())
