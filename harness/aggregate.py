@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from harness import stats
+from harness.shapes import FixtureSummary, ModelOverall, RateEntry
 from harness.strata import stratified_rate
 from scorers.criteria import criterion_fields
 
@@ -46,9 +47,9 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
 def _rate(successes: int, n: int) -> dict[str, Any]:
     """A fixture's rate with its (boundary-modified) Wilson interval; None without trials."""
     if n == 0:
-        return {"count": 0, "rate": None, "ci": None}
+        return RateEntry(0, None, None).to_dict()
     summary = stratified_rate([(successes, n)])
-    return {"count": successes, "rate": summary.rate, "ci": list(summary.ci)}
+    return RateEntry(successes, summary.rate, list(summary.ci)).to_dict()
 
 
 def _pass_k(n: int, c: int, trials: int) -> dict[str, dict[str, float]]:
@@ -81,21 +82,23 @@ def summarize(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         )
         n = sub.height
         resolved = int(sub["resolved"].sum()) if n else 0
-        entry: dict[str, Any] = {
-            "fixture": row["fixture"],
-            "model": row["model"],
-            "n": n,
-            "errors": int(row["errors"]),
-            "errored_keys": list(row["errored_keys"]),
-            "resolved": resolved,
-            **{k: v for k, v in _rate(resolved, n).items() if k != "count"},
-            "criteria": {c: _rate(int(sub[c].sum()) if n else 0, n) for c in criterion_fields()},
-            "measures": {
+        rate = _rate(resolved, n)
+        entry = FixtureSummary(
+            fixture=row["fixture"],
+            model=row["model"],
+            n=n,
+            errors=int(row["errors"]),
+            errored_keys=list(row["errored_keys"]),
+            resolved=resolved,
+            rate=rate["rate"],
+            ci=rate["ci"],
+            criteria={c: _rate(int(sub[c].sum()) if n else 0, n) for c in criterion_fields()},
+            measures={
                 m: stats.mean_interval(sub[m].drop_nulls().to_list()).to_dict() for m in MEASURES
             },
-        }
-        entry.update(_pass_k(n, resolved, int(row["trials"])))
-        out.append(entry)
+            **_pass_k(n, resolved, int(row["trials"])),
+        )
+        out.append(entry.to_dict())
     return out
 
 
@@ -124,12 +127,19 @@ def overall(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "ci": None if clustered.ci is None else list(clustered.ci),
                 "method": "cluster-robust-t",
             }
+        data = summary.to_dict()
         out.append(
-            {
-                "model": model,
-                **summary.to_dict(),
-                "resolved": int(sub["resolved"].sum()),
-                "random_fixtures": random_fixtures,
-            }
+            ModelOverall(
+                model=model,
+                strata=data["strata"],
+                n=data["n"],
+                n_effective=data["n_effective"],
+                rate=data["rate"],
+                ci=data["ci"],
+                confidence=data["confidence"],
+                method=data["method"],
+                resolved=int(sub["resolved"].sum()),
+                random_fixtures=random_fixtures,
+            ).to_dict()
         )
     return out

@@ -23,6 +23,13 @@ from harness import stats
 from harness.aggregate import MEASURES, MIN_FIXTURES_FOR_GENERALISATION
 from harness.errors import BundleError
 from harness.power import trials_for_power
+from harness.shapes import (
+    Comparison,
+    FixtureComparison,
+    Gate,
+    OverallComparison,
+    RateDiff,
+)
 from harness.strata import stratified_diff
 from scorers.criteria import criterion_fields
 
@@ -89,16 +96,13 @@ def _rate_diff(
     base_vals = [_recorded(g, field) for g in base]
     cand_vals = [_recorded(g, field) for g in cand]
     if not all(base_vals) or not all(cand_vals):
-        return {"baseline_rate": None, "candidate_rate": None, "delta": None, "ci": None}
+        return RateDiff(None, None, None, None).to_dict()
     diff = stratified_diff(
         [(sum(v), len(v)) for v in base_vals], [(sum(v), len(v)) for v in cand_vals]
     )
-    return {
-        "baseline_rate": diff.baseline_rate,
-        "candidate_rate": diff.candidate_rate,
-        "delta": diff.delta,
-        "ci": [diff.ci[0], diff.ci[1]],
-    }
+    return RateDiff(
+        diff.baseline_rate, diff.candidate_rate, diff.delta, [diff.ci[0], diff.ci[1]]
+    ).to_dict()
 
 
 def _measure_diff(
@@ -173,8 +177,7 @@ def compare(
         "missing_in_baseline": missing_in_baseline,
         "error": None,
     }
-    result["gate"] = gate(result)
-    return result
+    return Comparison(**result, gate=gate(result)).to_dict()
 
 
 def _fixture_entry(
@@ -183,24 +186,24 @@ def _fixture_entry(
     main = _rate_diff([base.scored], [cand.scored], "resolved")
     ci = (main["ci"][0], main["ci"][1])
     verdict = stats.verdict(ci, main["delta"], threshold)
-    return {
-        "fixture": key[0],
-        "model": cand_label or key[1],
-        "baseline_n": len(base.scored),
-        "candidate_n": len(cand.scored),
-        "baseline_errors": base.errored,
-        "candidate_errors": cand.errored,
+    return FixtureComparison(
+        fixture=key[0],
+        model=cand_label or key[1],
+        baseline_n=len(base.scored),
+        candidate_n=len(cand.scored),
+        baseline_errors=base.errored,
+        candidate_errors=cand.errored,
         **main,
-        "verdict": verdict,
-        "disagreement": disagreement(main["baseline_rate"], main["candidate_rate"]),
-        "criteria": {c: _rate_diff([base.scored], [cand.scored], c) for c in criterion_fields()},
-        "measures": {m: _measure_diff(base.scored, cand.scored, m) for m in MEASURES},
-        "trials_for_power": (
+        verdict=verdict,
+        disagreement=disagreement(main["baseline_rate"], main["candidate_rate"]),
+        criteria={c: _rate_diff([base.scored], [cand.scored], c) for c in criterion_fields()},
+        measures={m: _measure_diff(base.scored, cand.scored, m) for m in MEASURES},
+        trials_for_power=(
             trials_for_power([main["baseline_rate"]], threshold)
             if verdict == "inconclusive"
             else None
         ),
-    }
+    ).to_dict()
 
 
 def _overall(
@@ -212,19 +215,19 @@ def _overall(
     """The fixed-suite comparison over matched groups (the gate), plus, with many fixtures,
     the fixtures-as-a-random-sample interval (reported, never gating)."""
     if not fixtures:
-        return {
-            "strata": 0,
-            "baseline_rate": None,
-            "candidate_rate": None,
-            "delta": None,
-            "ci": None,
-            "verdict": "inconclusive",
-            "method": "none: no fixture x model in common",
-            "disagreement": None,
-            "criteria": {},
-            "trials_for_power": None,
-            "random_fixtures": None,
-        }
+        return OverallComparison(
+            strata=0,
+            baseline_rate=None,
+            candidate_rate=None,
+            delta=None,
+            ci=None,
+            verdict="inconclusive",
+            method="none: no fixture x model in common",
+            disagreement=None,
+            criteria={},
+            trials_for_power=None,
+            random_fixtures=None,
+        ).to_dict()
     main = _rate_diff(base, cand, "resolved")
     verdict = stats.verdict((main["ci"][0], main["ci"][1]), main["delta"], threshold)
     random_fixtures = None
@@ -238,20 +241,20 @@ def _overall(
             "df": spread.df,
             "method": "fixtures-as-random-sample-t",
         }
-    return {
-        "strata": len(fixtures),
+    return OverallComparison(
+        strata=len(fixtures),
         **main,
-        "verdict": verdict,
-        "method": "newcombe" if len(fixtures) == 1 else "stratified-newcombe",
-        "disagreement": sum(e["disagreement"] for e in fixtures) / len(fixtures),
-        "criteria": {c: _rate_diff(base, cand, c) for c in criterion_fields()},
-        "trials_for_power": (
+        verdict=verdict,
+        method="newcombe" if len(fixtures) == 1 else "stratified-newcombe",
+        disagreement=sum(e["disagreement"] for e in fixtures) / len(fixtures),
+        criteria={c: _rate_diff(base, cand, c) for c in criterion_fields()},
+        trials_for_power=(
             trials_for_power([e["baseline_rate"] for e in fixtures], threshold)
             if verdict == "inconclusive"
             else None
         ),
-        "random_fixtures": random_fixtures,
-    }
+        random_fixtures=random_fixtures,
+    ).to_dict()
 
 
 def gate(comparison: Mapping[str, Any]) -> dict[str, Any]:
@@ -271,7 +274,7 @@ def gate(comparison: Mapping[str, Any]) -> dict[str, Any]:
             f"overall verdict regressed: {format_pp(overall.get('delta'))}, "
             f"95% CI [{format_pp(ci[0])}, {format_pp(ci[1])}]"
         )
-    return {"passed": not reasons, "reasons": reasons}
+    return Gate(not reasons, reasons).to_dict()
 
 
 def failed_comparison(baseline_label: str, threshold: float, error: str) -> dict[str, Any]:
@@ -288,8 +291,7 @@ def failed_comparison(baseline_label: str, threshold: float, error: str) -> dict
         "missing_in_baseline": [],
         "error": error,
     }
-    result["gate"] = gate(result)
-    return result
+    return Comparison(**result, gate=gate(result)).to_dict()
 
 
 def format_pp(value: float | None) -> str:
