@@ -1,0 +1,147 @@
+"""Prepare one item's private dirs, environment and argv for the real Claude Code client."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.launch import STRIPPED_PREFIXES, STRIPPED_VARS, TELEMETRY_OFF
+from harness.procs import ITEM_TOKEN_VAR
+
+INSTALL_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "install-claude-code.sh"
+
+
+def _pinned_version() -> str:
+    """The one pin lives in the install script (``CLAUDE_CODE_VERSION=...``)."""
+    text = INSTALL_SCRIPT.read_text(encoding="utf-8") if INSTALL_SCRIPT.is_file() else ""
+    match = re.search(r"^CLAUDE_CODE_VERSION=(\S+)$", text, re.MULTILINE)
+    return match[1] if match else "unknown"
+
+
+CLAUDE_CODE_VERSION = _pinned_version()
+
+#: The tools the parent and its subagents need: spawn, read a shard, write the artifact.
+ALLOWED_TOOLS = ("Agent", "Read", "Write")
+#: Variables of the caller that would change what the client does or where it reports:
+#: its own session/config (an embedding Claude Code session), credentials and endpoints.
+CLAUDE_LEAK_VARS = frozenset(
+    {
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_SMALL_FAST_MODEL",
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+        "ANTHROPIC_DEFAULT_SONNET_MODEL",
+        "ANTHROPIC_DEFAULT_OPUS_MODEL",
+        "CLAUDECODE",
+        "CLAUDE_CODE_ENTRYPOINT",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CODE_SSE_PORT",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "ALL_PROXY",
+    }
+)
+#: Prefixes of the same kind: anything the client reads as its own configuration.
+CLAUDE_LEAK_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "OTEL_")
+#: Keeps the client quiet and offline apart from the model endpoint.
+CLAUDE_QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
+
+
+@dataclass(frozen=True)
+class ClaudeCodePaths:
+    """One item's private dirs, all inside its workdir."""
+
+    workdir: Path
+    repo: Path
+    home: Path
+    config: Path  # CLAUDE_CONFIG_DIR: projects/<project>/<session>.jsonl land here
+    tmp: Path  # TMPDIR and CLAUDE_CODE_TMPDIR
+    stdout: Path
+    stderr: Path
+
+
+def prepare(workdir: Path) -> ClaudeCodePaths:
+    """Create the private dirs below ``workdir`` (the repo dir is the caller's to fill)."""
+    paths = ClaudeCodePaths(
+        workdir=workdir,
+        repo=workdir / "repo",
+        home=workdir / "home",
+        config=workdir / "claude-config",
+        tmp=workdir / "tmp",
+        stdout=workdir / "stdout.jsonl",
+        stderr=workdir / "stderr.txt",
+    )
+    for path in (paths.repo, paths.home, paths.config, paths.tmp):
+        path.mkdir(parents=True, exist_ok=True)
+    return paths
+
+
+def agent_env(
+    base: Mapping[str, str],
+    paths: ClaudeCodePaths,
+    token: str,
+    base_url: str,
+    api_key: str,
+) -> dict[str, str]:
+    """The caller's env minus what would leak, plus the per-item variables.
+
+    ``base_url`` is the Messages server (``http://127.0.0.1:<port>``, no ``/v1``);
+    ``api_key`` is whatever it accepts (the scripted server accepts any).
+    """
+    env = {
+        k: v
+        for k, v in base.items()
+        if k not in STRIPPED_VARS
+        and k not in CLAUDE_LEAK_VARS
+        and not k.startswith(STRIPPED_PREFIXES)
+        and not k.startswith(CLAUDE_LEAK_PREFIXES)
+    }
+    env.update(
+        {
+            "HOME": str(paths.home),
+            "TMPDIR": str(paths.tmp),
+            "CLAUDE_CONFIG_DIR": str(paths.config),
+            "CLAUDE_CODE_TMPDIR": str(paths.tmp),
+            "ANTHROPIC_BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": api_key,
+            ITEM_TOKEN_VAR: token,
+            **TELEMETRY_OFF,
+            **CLAUDE_QUIET,
+        }
+    )
+    return env
+
+
+def agent_argv(
+    binary: Path | str, task: str, model: str, tools: Sequence[str] = ALLOWED_TOOLS
+) -> list[str]:
+    """``claude -p`` headless with a stream-json stdout (``--verbose`` is required for it).
+
+    ``acceptEdits`` lets the Write tool create the artifact without a prompt;
+    ``--dangerously-skip-permissions`` is refused when running as root.
+    """
+    return [
+        str(binary),
+        "-p",
+        task,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        model,
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        *tools,
+    ]
