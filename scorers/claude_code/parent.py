@@ -13,7 +13,7 @@ each a *delivery*:
   (background, delivered while the parent's turn was still running).
 
 ``queue-operation`` records repeat notification text but deliver nothing, and the client's
-copies of its own requests (``api-request-blob`` ...) hold ``tool_result`` blocks too: both
+copies of what it sent the model (``api-request-blob`` ...) hold ``tool_result`` blocks too: both
 are ignored, as are subagent records (``isSidechain``).
 """
 
