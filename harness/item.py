@@ -73,6 +73,8 @@ class ItemOptions:
     templates: RepoTemplates | None = None
     #: Where the agent's credentials/model definitions come from (None: the user's own).
     agent_home_source: Path | None = None
+    #: Variables added to the caller's environment (as if the caller had set them).
+    extra_env: tuple[tuple[str, str], ...] = ()
 
 
 def run_item(
@@ -115,7 +117,7 @@ def run_item(
     agent = opts.agent
     try:
         paths = build_item_paths(root, work.fixture.path, opts.templates)
-        env, set_names = base_env(os.environ, paths, token)
+        env, set_names = base_env({**os.environ, **dict(opts.extra_env)}, paths, token)
         spec = ItemSpec(
             key=work.key,
             model=work.model,

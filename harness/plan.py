@@ -41,6 +41,8 @@ class RunConfig:
     fixtures_root: Path = field(default=FIXTURES_ROOT)
     #: Where each item's auth.json/models.json come from (None: the user's agent home).
     agent_home_source: Path | None = None
+    #: Variables added to the caller's environment for every item (selftest's endpoint).
+    extra_env: tuple[tuple[str, str], ...] = ()
 
     def validate(self) -> None:
         if self.trials < 1:

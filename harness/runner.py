@@ -183,6 +183,7 @@ def _execute_locked(
         token_prefix=token_prefix(run_id),
         templates=templates,
         agent_home_source=config.agent_home_source,
+        extra_env=config.extra_env,
     )
     scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
         concurrency=config.concurrency,

@@ -9,15 +9,17 @@ the item's status is the expected one and exactly the expected criteria failed.
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.agents.base import AgentAdapter
 from harness.agents.prime_agent import PrimeAgentAdapter
+from harness.errors import UsageError
 from harness.item import manifest_dict
 from harness.plan import RunConfig, load_fixtures
 from harness.progress import Progress
@@ -34,6 +36,7 @@ class ModelServer(Protocol):
     """What selftest needs of a model server: where it is and what it served."""
 
     provider: str
+    base_url: str
 
     def models_json(self) -> dict[str, Any]: ...
 
@@ -87,6 +90,37 @@ def fixture_manifests(fixtures: Sequence[str]) -> list[dict[str, Any]]:
     return [manifest_dict(fx.manifest) for fx in load_fixtures(config)]
 
 
+#: Where a real agent's binary is found when --agent-bin is not given (the tests and CI
+#: export these after installing the pinned clients).
+BINARY_ENV = {"prime-agent": "PRIME_AGENT_BIN", "claude-code": "CLAUDE_CODE_BIN"}
+
+
+def agent_binary(agent: str, explicit: str | None) -> str | None:
+    """``--agent-bin``, else the agent's variable, else None (the adapter's own name)."""
+    name = agent.partition(":")[0]
+    return explicit or os.environ.get(BINARY_ENV.get(name, "")) or None
+
+
+def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
+    """The scripted behaviours for the model API this agent speaks."""
+    from scripted_model import SCRIPTS
+    from scripted_model.claude_scripts import CLAUDE_SCRIPTS
+
+    by_api: dict[str | None, Mapping[str, Any]] = {
+        "openai-completions": SCRIPTS,
+        "anthropic-messages": CLAUDE_SCRIPTS,
+    }
+    if agent.model_api not in by_api:
+        raise UsageError(f"selftest: {agent.name} talks to no model API the server scripts")
+    return by_api[agent.model_api]
+
+
+def model_id(agent: AgentAdapter, server: ModelServer, script: str) -> str:
+    """The model selector that makes the server play ``script`` for this agent: prime-agent
+    names models ``provider/id`` (its models.json), Claude Code by the bare id."""
+    return f"{server.provider}/{script}" if agent.model_api == "openai-completions" else script
+
+
 def failing_criteria(item: dict[str, Any]) -> tuple[str, ...]:
     """The failed gating criteria of an item, under the names report.md prints."""
     return tuple(name for field, name in criterion_labels().items() if not item.get(field))
@@ -95,7 +129,7 @@ def failing_criteria(item: dict[str, Any]) -> tuple[str, ...]:
 def run_selftest(
     server: ModelServer,
     cases: Sequence[SelftestCase],
-    agent_bin: str,
+    agent: AgentAdapter,
     fixtures: Sequence[str] = DEFAULT_FIXTURES,
     concurrency: int = 1,
     runs_dir: Path = Path("runs"),
@@ -104,21 +138,22 @@ def run_selftest(
 ) -> SelftestOutcome:
     """Run every case on every fixture with the real agent and compare the verdicts."""
     home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
+    by_model = {model_id(agent, server, c.script): c for c in cases}
     try:
-        (home / "models.json").write_text(json.dumps(server.models_json()), encoding="utf-8")
+        env = agent.scripted_endpoint(server.base_url, server.models_json(), home)
         config = RunConfig(
             fixtures=tuple(fixtures),
-            models=tuple(f"{server.provider}/{c.script}" for c in cases),
-            agent=PrimeAgentAdapter(binary=agent_bin),
+            models=tuple(by_model),
+            agent=agent,
             concurrency=concurrency,
             timeout_s=timeout_s,
             runs_dir=runs_dir,
             agent_home_source=home,
+            extra_env=tuple(sorted(env.items())),
         )
         outcome = execute_run(config, progress)
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    by_model = {f"{server.provider}/{c.script}": c for c in cases}
     rows = []
     for item in outcome.report.items:
         case = by_model[item["model"]]

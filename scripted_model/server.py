@@ -1,4 +1,5 @@
-"""The HTTP side: ``/v1/chat/completions`` with SSE streaming on a loopback port.
+"""The HTTP side: ``/v1/chat/completions`` (prime-agent) and ``/v1/messages`` (Claude Code,
+see :mod:`scripted_model.messages_api`) with SSE streaming on a loopback port.
 
 Standard library only (``ThreadingHTTPServer``): children of one run, and items run side by
 side, call concurrently; the server keeps no conversation state, only request counters.
@@ -14,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from scripted_model import messages_api
+from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
 from scripted_model.conversation import Conversation
 from scripted_model.oracle import Oracle
 from scripted_model.scripts import (
@@ -50,11 +53,13 @@ class ScriptedModelServer:
         port: int = 0,
         scripts: dict[str, Script] | None = None,
         request_log: Path | None = None,
+        claude_scripts: dict[str, ClaudeScript] | None = None,
     ):
         self.oracle = oracle
         self.provider = PROVIDER
         self.request_log = request_log
         self.scripts = dict(scripts or SCRIPTS)
+        self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)
         self._lock = threading.Lock()
         self._requests: Counter[tuple[str, str | None]] = Counter()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
@@ -103,12 +108,17 @@ class ScriptedModelServer:
 
     def record(self, model: str, conv: Conversation, body: dict[str, Any], action: Action) -> None:
         """Count a served request; with a request log, append the request and the answer."""
-        files = conv.shard_files()
+        self.record_request(model, conv.shard_files(), body, describe(action))
+
+    def record_request(
+        self, model: str, files: list[str], body: dict[str, Any], answer: str
+    ) -> None:
+        """Count a request about ``files`` (by their fixture); log it with a request log."""
         fixture = self.oracle.fixture_of(files[0]) if files else None
         with self._lock:
             self._requests[(model, fixture)] += 1
             if self.request_log is not None:
-                entry = {"model": model, "answer": describe(action), "request": body}
+                entry = {"model": model, "answer": answer, "request": body}
                 with self.request_log.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(entry) + "\n")
 
@@ -161,8 +171,15 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             else:
                 self._error(404, f"no route {self.path}", "not_found")
 
+        def do_HEAD(self) -> None:
+            # Claude Code probes its base URL before the first request.
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
         def do_POST(self) -> None:
-            if self.path.split("?", 1)[0] != COMPLETIONS_PATH:
+            route = self.path.split("?", 1)[0]
+            if route not in (COMPLETIONS_PATH, messages_api.MESSAGES_PATH):
                 self._error(404, f"no route {self.path}", "not_found")
                 return
             length = int(self.headers.get("content-length") or 0)
@@ -170,6 +187,9 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 self._error(413, "request too large", "invalid_request_error")
                 return
             raw = self.rfile.read(length)
+            if route == messages_api.MESSAGES_PATH:
+                self._messages(raw)
+                return
             try:
                 body = json.loads(raw)
                 model = str(body["model"])
@@ -253,6 +273,38 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+
+        def _messages(self, raw: bytes) -> None:
+            try:
+                body = json.loads(raw)
+                model, conv, action = messages_api.plan_answer(
+                    body, server.claude_scripts, server.oracle
+                )
+            except ValueError:
+                error = messages_api.MessagesError(400, "invalid_request_error", "not JSON")
+                self._json(error.status, error.body())
+                return
+            except messages_api.MessagesError as error:
+                self._json(error.status, error.body())
+                return
+            server.record_request(model, conv.shard_files(), body, messages_api.describe(action))
+            if isinstance(action, ModelFailure):
+                error = messages_api.MessagesError(action.status, "api_error", action.message)
+                self._json(error.status, error.body())
+                return
+            messages_api.sleep_for(action)
+            if not body.get("stream"):
+                self._json(200, messages_api.message_json(model, action, len(raw)))
+                return
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for event in messages_api.sse_events(model, action, len(raw)):
+                self.wfile.write(event)
+            self.wfile.flush()
+            self.close_connection = True
 
         def _json(self, status: int, obj: dict[str, Any]) -> None:
             data = json.dumps(obj).encode()

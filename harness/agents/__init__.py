@@ -17,6 +17,7 @@ from harness.errors import UsageError
 REGISTRY: dict[str, str] = {
     "prime-agent": "harness.agents.prime_agent:PrimeAgentAdapter",
     "sim": "harness.agents.sim:SimAdapter",
+    "claude-code": "harness.agents.claude_code:ClaudeCodeAdapter",
 }
 
 #: Item directories written before the adapter seam name no agent: they are prime-agent's.

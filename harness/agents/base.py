@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from harness.errors import UsageError
 from scorers import ItemScore
 from scorers.types import Manifest
 
@@ -122,6 +123,8 @@ class AgentAdapter(ABC):
     name: ClassVar[str]
     #: The binary looked up on PATH when ``--agent-bin`` is not given.
     default_binary: ClassVar[str | None] = None
+    #: The model API the agent speaks (``selftest`` serves it scripted); None: no model.
+    model_api: ClassVar[str | None] = None
 
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
         self.options = options
@@ -146,6 +149,14 @@ class AgentAdapter(ABC):
         fixture has one, else ``task.txt`` (written for prime-agent's tools). An adapter
         whose agent delegates differently renders its own from the manifest instead."""
         return fixture.agent_task(self.name) or fixture.task_text
+
+    def scripted_endpoint(
+        self, base_url: str, models_json: Mapping[str, Any], home: Path
+    ) -> dict[str, str]:
+        """Point the agent at a model server (``selftest``'s scripted one): write what its
+        configuration needs into ``home`` (its credentials source for the run) and return
+        the environment variables it needs. Agents without a model API refuse."""
+        raise UsageError(f"{self.name} talks to no model server")
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail)."""

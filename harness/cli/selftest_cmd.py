@@ -13,10 +13,16 @@ from harness.cli.options import option
 
 @click.command("selftest")
 @option(
-    "--agent-bin",
+    "--agent",
     default="prime-agent",
-    envvar=["SWARM_HARNESS_SELFTEST_AGENT_BIN", "PRIME_AGENT_BIN"],
-    help="Path or name of the real agent binary (also read from $PRIME_AGENT_BIN).",
+    metavar="NAME",
+    help="The real agent to check: prime-agent or claude-code.",
+)
+@option(
+    "--agent-bin",
+    default=None,
+    help="Path or name of the agent's binary (default: $PRIME_AGENT_BIN for prime-agent, "
+    "$CLAUDE_CODE_BIN for claude-code, else the agent's own name on PATH).",
 )
 @option(
     "--fixture",
@@ -36,26 +42,43 @@ from harness.cli.options import option
 @option("--timeout", default=300.0, type=float, help="Seconds before one agent run is stopped.")
 @translate_errors
 def selftest_cmd(
-    agent_bin: str, fixtures: tuple[str, ...], concurrency: int, runs_dir: Path, timeout: float
+    agent: str,
+    agent_bin: str | None,
+    fixtures: tuple[str, ...],
+    concurrency: int,
+    runs_dir: Path,
+    timeout: float,
 ) -> None:
     """Run every scripted behaviour through the real agent and check the harness's verdicts.
 
-    Starts a scripted OpenAI-compatible model server on a free loopback port (no
-    credentials, no model cost), runs each script as one model through the normal run
-    path and prints: script, expected verdict, actual verdict, ok. Exits 0 iff every row
-    holds.
+    Starts a scripted model server on a free loopback port (OpenAI-compatible for
+    prime-agent, Anthropic Messages for claude-code; no credentials, no model cost), runs
+    each script as one model through the normal run path and prints: script, expected
+    verdict, actual verdict, ok. Exits 0 iff every row holds.
     """
+    from harness.agents import parse_agent
     from harness.progress import Progress
-    from harness.selftest import SelftestCase, fixture_manifests, render_table, run_selftest
-    from scripted_model import SCRIPTS, Oracle, ScriptedModelServer
+    from harness.selftest import (
+        SelftestCase,
+        agent_binary,
+        fixture_manifests,
+        render_table,
+        run_selftest,
+        scripts_for,
+    )
+    from scripted_model import Oracle, ScriptedModelServer
 
-    cases = [SelftestCase(s.name, s.expected_status, s.expected_failing) for s in SCRIPTS.values()]
+    adapter = parse_agent(agent, agent_binary(agent, agent_bin))
+    cases = [
+        SelftestCase(s.name, s.expected_status, s.expected_failing)
+        for s in scripts_for(adapter).values()
+    ]
     oracle = Oracle.from_manifests(fixture_manifests(fixtures))
     with ScriptedModelServer(oracle) as server:
         outcome = run_selftest(
             server,
             cases,
-            agent_bin=agent_bin,
+            agent=adapter,
             fixtures=fixtures,
             concurrency=concurrency,
             runs_dir=runs_dir,

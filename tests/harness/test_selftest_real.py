@@ -13,10 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
 import pytest
+from realkit import processes_of_run, tree
 
-from harness.procs import ITEM_TOKEN_VAR
 from scripted_model import SCRIPTS
 
 pytestmark = pytest.mark.real_agent
@@ -25,10 +24,6 @@ REPO = Path(__file__).resolve().parent.parent.parent
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
 #: The whole tier must stay under 5 minutes at concurrency 3 on a busy 2-core machine.
 SELFTEST_TIMEOUT_S = 280
-
-
-def _tree(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
 def _assistant_count(path: Path, stream: bool) -> int:
@@ -42,19 +37,6 @@ def _assistant_count(path: Path, stream: bool) -> int:
         if event.get("type") == wanted and (event.get("message") or {}).get("role") == "assistant":
             count += 1
     return count
-
-
-def _processes_of_run(run_id: str) -> list[int]:
-    """Processes still carrying an item token of this run in their environment."""
-    found = []
-    for proc in psutil.process_iter(["pid"]):
-        try:
-            token = proc.environ().get(ITEM_TOKEN_VAR, "")
-        except (psutil.Error, OSError):
-            continue
-        if token.startswith(run_id):
-            found.append(proc.pid)
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +72,7 @@ def selftest_run(real_agent_bin: Path, tmp_path_factory: pytest.TempPathFactory)
         check=False,
     )
     run_ids = [d.name for d in runs.iterdir()] if runs.is_dir() else []
-    leftovers = [pid for run_id in run_ids for pid in _processes_of_run(run_id)]
+    leftovers = [pid for run_id in run_ids for pid in processes_of_run(run_id)]
     return {
         "done": done,
         "home": home,
@@ -110,8 +92,8 @@ def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
 
 def test_nothing_is_created_under_home_or_tmpdir(selftest_run: dict) -> None:
     # ~/.ipython, ~/.prime/supervisor-owners, $TMPDIR/node-compile-cache, $TMPDIR/prime-agent-0
-    assert _tree(selftest_run["home"]) == []
-    assert _tree(selftest_run["tmp"]) == []
+    assert tree(selftest_run["home"]) == []
+    assert tree(selftest_run["tmp"]) == []
 
 
 def test_nothing_of_the_run_is_left_running(selftest_run: dict) -> None:

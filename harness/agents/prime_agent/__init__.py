@@ -8,6 +8,7 @@ only) and ``daemon.sock``. After the CLI exits, its detached daemon is told to s
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -93,6 +94,7 @@ class PrimeAgentAdapter(AgentAdapter):
 
     name: ClassVar[str] = "prime-agent"
     default_binary: ClassVar[str | None] = "prime-agent"
+    model_api: ClassVar[str | None] = "openai-completions"
 
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
         if options:
@@ -109,6 +111,13 @@ class PrimeAgentAdapter(AgentAdapter):
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         return credential_checks(source_agent_home(env), env)
+
+    def scripted_endpoint(
+        self, base_url: str, models_json: Mapping[str, Any], home: Path
+    ) -> dict[str, str]:
+        """The server's provider goes into the models.json the item homes copy."""
+        (home / "models.json").write_text(json.dumps(models_json), encoding="utf-8")
+        return {}
 
     def prepare(
         self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import sim_agent
 from harness.agents.base import ItemPaths, ItemSpec, Launch
@@ -29,6 +29,7 @@ DEFAULT_BEHAVIOURS = "honest"
 class SimAdapter(PrimeAgentAdapter):
     name: ClassVar[str] = "sim"
     default_binary: ClassVar[str | None] = None
+    model_api: ClassVar[str | None] = None
 
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
         behaviours = options or DEFAULT_BEHAVIOURS
@@ -48,6 +49,11 @@ class SimAdapter(PrimeAgentAdapter):
 
     def default_models(self) -> tuple[str, ...]:
         return (SIM_MODEL,)
+
+    def scripted_endpoint(
+        self, base_url: str, models_json: Mapping[str, Any], home: Path
+    ) -> dict[str, str]:
+        raise UsageError("the simulated agent talks to no model server")
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         return [("credentials", True, f"none needed by the simulated agent ({self.options})")]

@@ -1,0 +1,157 @@
+"""Claude Code (``--agent claude-code``): the real client, headless, offline-capable.
+
+Per item it gets a private ``HOME``, ``TMPDIR``/``CLAUDE_CODE_TMPDIR`` and
+``CLAUDE_CONFIG_DIR`` (all its state: transcripts land in
+``claude-config/projects/<project>/``), telemetry and non-essential traffic off, and the
+caller's Anthropic credentials (``ANTHROPIC_API_KEY``/``ANTHROPIC_AUTH_TOKEN`` and
+``ANTHROPIC_BASE_URL``). Nothing outlives the client, so there is no stop step. See
+docs/claude-code-contract.md for the formats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.agents.base import (
+    AgentAdapter,
+    BundleFiles,
+    Collected,
+    ItemPaths,
+    ItemSpec,
+    Launch,
+)
+from harness.agents.claude_code.collect import Located, locate, project_dir_name, scorer_inputs
+from harness.agents.claude_code.launch import (
+    CLAUDE_CODE_VERSION,
+    ClaudeCodePaths,
+    agent_argv,
+    claude_env,
+)
+from harness.agents.claude_code.task import claude_code_task
+from harness.bundle import copy_capped
+from harness.errors import UsageError
+from harness.launch import resolve_binary
+from scorers import ItemScore
+from scorers.claude_code import score_claude_code
+from scorers.types import Manifest
+
+#: Copy caps: transcripts of real runs are kilobytes to megabytes; the artifact is a list.
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
+CONFIG_DIR = "claude-config"
+
+
+def _bundle_paths(root: Path) -> ClaudeCodePaths:
+    return ClaudeCodePaths(
+        workdir=root,
+        repo=root / "repo",
+        home=root / "home",
+        config=root / CONFIG_DIR,
+        tmp=root / "tmp",
+        stdout=root / "stdout.jsonl",
+        stderr=root / "stderr.txt",
+    )
+
+
+class ClaudeCodeAdapter(AgentAdapter):
+    """Anthropic's Claude Code client (binary ``claude`` unless ``--agent-bin``)."""
+
+    name: ClassVar[str] = "claude-code"
+    default_binary: ClassVar[str | None] = "claude"
+    #: The model API the client speaks (the scripted model server serves it in selftest).
+    model_api: ClassVar[str | None] = "anthropic-messages"
+
+    def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
+        if options:
+            raise UsageError(f"--agent claude-code takes no options, got {options!r}")
+        super().__init__(options, binary, seed)
+
+    def label(self) -> str:
+        return f"claude-code ({self.binary})"
+
+    def resolve_command(self) -> list[str]:
+        return resolve_binary(self.binary)
+
+    def task_text(self, fixture: Any) -> str:
+        return fixture.agent_task(self.name) or claude_code_task(fixture)
+
+    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+        keys = [k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if env.get(k)]
+        detail = ", ".join(keys) if keys else "no ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"
+        endpoint = env.get("ANTHROPIC_BASE_URL") or "the client's default endpoint"
+        return [
+            ("credentials", bool(keys), detail),
+            ("endpoint", True, endpoint),
+            ("pinned version", True, f"tested with {CLAUDE_CODE_VERSION}"),
+        ]
+
+    def scripted_endpoint(
+        self, base_url: str, models_json: Mapping[str, Any], home: Path
+    ) -> dict[str, str]:
+        """Point the client at a model server (the selftest's): environment only."""
+        root = base_url.removesuffix("/v1")
+        return {"ANTHROPIC_BASE_URL": root, "ANTHROPIC_API_KEY": "scripted-no-key"}
+
+    def prepare(
+        self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str
+    ) -> Launch:
+        cc = _bundle_paths(paths.root)
+        cc.config.mkdir()
+        env, added = claude_env(base_env, cc)
+        return Launch(
+            argv=agent_argv("claude", item.task_text, item.model)[1:],
+            env=env,
+            env_set=sorted(added),
+            state={"root": paths.root, "artifact": item.manifest.artifact},
+            record={"claude_project": project_dir_name(cc.repo)},
+        )
+
+    def collect(
+        self,
+        launch: Launch,
+        item_dir: Path,
+        stdout: Path | None,
+        stderr: Path | None,
+        secrets: list[bytes],
+    ) -> Collected:
+        live = _bundle_paths(Path(launch.state["root"]))
+        located = locate(live, str(launch.state["artifact"]))
+        out = _bundle_paths(item_dir)
+        truncated: list[str] = []
+
+        def copy(src: Path | None, dst: Path, cap: int) -> None:
+            if src is None:
+                return
+            with contextlib.suppress(OSError):
+                if copy_capped(src, dst, cap, secrets).truncated:
+                    truncated.append(dst.name)
+
+        project = out.config / "projects" / project_dir_name(live.repo)
+        if located.parent is not None and located.session_id is not None:
+            copy(located.parent, project / located.parent.name, MAX_TRANSCRIPT_BYTES)
+            sub = project / located.session_id / "subagents"
+            for agent_id, transcript, meta in located.subagents:
+                copy(transcript, sub / f"agent-{agent_id}.jsonl", MAX_TRANSCRIPT_BYTES)
+                copy(meta, sub / f"agent-{agent_id}.meta.json", MAX_TRANSCRIPT_BYTES)
+        copy(located.artifact, out.repo / str(launch.state["artifact"]), MAX_ARTIFACT_BYTES)
+        copy(stdout, out.stdout, MAX_TRANSCRIPT_BYTES)
+        copy(stderr, out.stderr, MAX_TRANSCRIPT_BYTES)
+        return Collected(
+            notes=located.notes,
+            capped=("subagent files",) if located.capped else (),
+            truncated=tuple(truncated),
+            record={"session_id": located.session_id, "subagents": len(located.subagents)},
+        )
+
+    def _locate_bundle(self, item_dir: Path, artifact: str) -> Located:
+        return locate(_bundle_paths(item_dir), artifact)
+
+    def bundle_files(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> BundleFiles:
+        return BundleFiles(artifact=self._locate_bundle(item_dir, artifact).artifact)
+
+    def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
+        located = self._locate_bundle(item_dir, manifest.artifact)
+        return score_claude_code(scorer_inputs(located), manifest)

@@ -1,0 +1,60 @@
+"""Claude Code's prompt for a fixture, rendered from the manifest (fixtures stay neutral).
+
+Claude Code delegates with its ``Agent`` tool (no name field): the worker name goes in the
+spawn's ``description``, which is how the parsers tell which subagent owns which shard.
+"""
+
+from __future__ import annotations
+
+from harness.fixtures import Fixture
+from harness.task_text import data_format_of
+
+CLAUDE_CODE_TASK = """\
+You coordinate a team of subagents. This repository holds {count} data shards in the folder
+shards/, and each shard has one question whose answer is an integer. Answer every question
+by delegating: exactly one subagent per shard.
+
+Shards, questions and workers:
+{shard_lines}
+
+{data_format}
+
+Follow these steps exactly.
+
+1. Do not read the shards or answer the questions yourself. For each shard, start one
+   subagent with your Agent tool, with its worker name as the description (for example
+   description "{first_worker}") and this prompt, with its own file and question filled in:
+       Read the file shards/<file> and answer this question exactly, computing it from the
+       whole file: <question> Do not start subagents. End with one line of the form
+       ANSWER::<file>::<integer>
+   You may start all {count} subagents at once.
+
+2. Wait until every subagent has reported. Never start two subagents for the same shard,
+   never use other descriptions, and start a replacement (same description, same prompt)
+   only if a subagent failed, at most once per shard.
+
+3. Answer only from the subagents' reports. Then write the file {artifact} in the
+   repository root with exactly one bullet line per shard, using the bare file name and the
+   bare integer answer. For example, if the report for {first_file} said 1234:
+       - {first_file}: 1234
+   ({count} bullet lines, one for each shard, no other text on those lines.)
+
+4. Only after {artifact} is written, end your turn.
+"""
+
+
+def claude_code_task(fixture: Fixture) -> str:
+    """The Claude Code prompt for ``fixture`` (its data paragraph taken from task.txt)."""
+    shards = fixture.manifest.shards
+    if not shards:
+        raise ValueError("a fixture needs at least one shard")
+    lines = "\n".join(f"- shards/{s.file}: {s.question} (worker: {s.worker})" for s in shards)
+    text = CLAUDE_CODE_TASK.format(
+        count=len(shards),
+        shard_lines=lines,
+        data_format=(data_format_of(fixture.task_text) or "").strip(),
+        first_worker=shards[0].worker,
+        first_file=shards[0].file,
+        artifact=fixture.manifest.artifact,
+    )
+    return text.replace("\n\n\n", "\n\n")

@@ -1,0 +1,206 @@
+"""Turn what one Claude Code run left on disk into agent-neutral :class:`RunEvidence`.
+
+Only the openers the collector handed over are called. The mapping onto the records:
+
+* a spawn edge per ``Agent`` call of the parent: child id = the subagent's ``agentId``,
+  child path = ``<session>/subagents/agent-<agentId>.jsonl``, parent = the parent session
+  id, depth = the meta file's ``spawnDepth`` (1 without one: the call is the parent's
+  own), name = the call's ``description``;
+* a receipt per delivered result (completed: a reply; an error or a failed, killed or
+  stopped notification: a notice);
+* a reply's text is that subagent's own final report from its transcript, never the
+  framed text the parent saw (the frame's ``<usage>`` numbers could vouch for any answer);
+* a child session per subagent transcript of this parent session: it names the parent
+  session, sits at the meta file's depth, holds the parent's task when its first prompt is
+  the prompt of the spawn it belongs to, and worked when one of its model turns succeeded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import IO, TypeVar
+
+from scorers.artifact import parse_artifact
+from scorers.claude_code.parent import ParentParse, Spawn, parse_parent_transcript
+from scorers.claude_code.stream import parse_stream
+from scorers.claude_code.subagent import (
+    SubagentMeta,
+    SubagentParse,
+    parse_meta,
+    parse_subagent_transcript,
+)
+from scorers.claude_code.types import ClaudeCodeArtifacts, SubagentFile
+from scorers.records import (
+    ChildReply,
+    ChildSession,
+    LedgerParse,
+    ReceiptIndex,
+    RunEvidence,
+    SessionParse,
+    SpawnEvent,
+)
+from scorers.types import Opener
+
+_P = TypeVar("_P")
+
+#: Child id of a spawn the client never started an agent for (no id anywhere on disk).
+UNSTARTED_PREFIX = "unstarted:"
+
+
+def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
+    if opener is None:
+        return None
+    with opener() as stream:
+        return parse(stream)
+
+
+@dataclass(frozen=True, slots=True)
+class _Subagent:
+    file: SubagentFile
+    meta: SubagentMeta | None
+    transcript: SubagentParse | None
+
+
+def subagent_path(session_id: str, agent_id: str) -> tuple[str, str, str]:
+    """Where a subagent's transcript sits below the project folder."""
+    return (session_id, "subagents", f"agent-{agent_id}.jsonl")
+
+
+def _agent_ids(parent: ParentParse, subagents: list[_Subagent]) -> dict[str, str]:
+    """Spawn tool_use_id -> agent id: the client's answer to the spawn, else the meta file
+    naming the spawn, else a notification's task id."""
+    ids: dict[str, str] = {}
+    for delivery in parent.deliveries:
+        if delivery.agent_id:
+            ids.setdefault(delivery.tool_use_id, delivery.agent_id)
+    for sub in subagents:
+        if sub.meta is not None and sub.meta.tool_use_id:
+            ids[sub.meta.tool_use_id] = sub.file.agent_id
+    ids.update(parent.agent_ids)
+    return ids
+
+
+def _spawn_event(
+    spawn: Spawn, agent_id: str | None, session_id: str, depths: Mapping[str, int]
+) -> SpawnEvent:
+    child_id = agent_id or UNSTARTED_PREFIX + spawn.tool_use_id
+    return SpawnEvent(
+        child_id=child_id,
+        child="/".join(subagent_path(session_id, child_id)),
+        child_session_id=child_id,
+        parent=session_id,
+        depth=depths.get(child_id, 1),
+        name=spawn.name,
+        at=spawn.at or "",
+    )
+
+
+def _child_session(sub: _Subagent, session_id: str, prompts: Mapping[str, str]) -> ChildSession:
+    agent_id = sub.file.agent_id
+    location = subagent_path(session_id, agent_id)
+    parsed = sub.transcript
+    if parsed is None:
+        return ChildSession(agent_id, location)
+    holds_task = (
+        parsed.agent_id == agent_id
+        and parsed.prompt is not None
+        and prompts.get(agent_id) == parsed.prompt
+    )
+    return ChildSession(
+        child_id=agent_id,
+        location=location,
+        parent_session=parsed.session_id,
+        depth=sub.meta.spawn_depth if sub.meta is not None else None,
+        started_at=parsed.started_at,
+        tasks=frozenset({(session_id, agent_id)}) if holds_task else frozenset(),
+        worked=parsed.usage.assistant_messages > parsed.usage.failed_assistant_messages,
+    )
+
+
+def _session(
+    parent: ParentParse,
+    session_id: str,
+    ids: Mapping[str, str],
+    subagents: Mapping[str, _Subagent],
+) -> SessionParse:
+    spawn_ids = {s.tool_use_id for s in parent.spawns}
+    replied: set[str] = set()
+    noticed: set[str] = set()
+    replies: list[ChildReply] = []
+    for delivery in parent.deliveries:
+        agent_id = ids.get(delivery.tool_use_id)
+        if delivery.tool_use_id not in spawn_ids or agent_id is None:
+            continue
+        if delivery.outcome == "failed":
+            noticed.add(agent_id)
+            continue
+        replied.add(agent_id)
+        sub = subagents.get(agent_id)
+        report = sub.transcript.final_report if sub and sub.transcript else ""
+        replies.append(ChildReply(agent_id, report, delivery.at))
+    child_tokens = sum(s.transcript.usage.tokens for s in subagents.values() if s.transcript)
+    return SessionParse(
+        header_id=session_id,
+        receipts=ReceiptIndex(frozenset(replied), frozenset(noticed)),
+        child_tokens=child_tokens,
+        usage=parent.usage,
+        malformed_lines=parent.malformed_lines,
+        replies=tuple(replies),
+    )
+
+
+def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
+    """Parse every artifact of one run (missing ones stay ``None``)."""
+    parent = _read(artifacts.parent_transcript, parse_parent_transcript)
+    session_id = artifacts.parent_session_id or (parent.session_id if parent else None)
+    mine = [f for f in artifacts.subagents if session_id and f.session_dir == session_id]
+    subs = [
+        _Subagent(f, _read(f.meta, parse_meta), _read(f.transcript, parse_subagent_transcript))
+        for f in mine
+    ]
+    by_agent = {s.file.agent_id: s for s in subs}
+    malformed_children = sum(
+        (s.transcript.malformed_lines if s.transcript else 0)
+        + (1 if s.meta is not None and s.meta.malformed else 0)
+        for s in subs
+    )
+    stream = _read(artifacts.stdout, parse_stream)
+    answers = _read(artifacts.artifact, parse_artifact)
+    if parent is None or session_id is None:
+        return RunEvidence(
+            parent_paths=(),
+            ledger=LedgerParse(events=()),
+            session=None,
+            stream=stream,
+            answers=answers,
+            child_sessions=(),
+            child_session_dirs=len(by_agent),
+            child_malformed_lines=malformed_children,
+        )
+    ids = _agent_ids(parent, subs)
+    depths = {
+        s.file.agent_id: s.meta.spawn_depth
+        for s in subs
+        if s.meta is not None and s.meta.spawn_depth is not None
+    }
+    events = tuple(
+        _spawn_event(spawn, ids.get(spawn.tool_use_id), session_id, depths)
+        for spawn in parent.spawns
+    )
+    prompts = {
+        ids[spawn.tool_use_id]: spawn.prompt for spawn in parent.spawns if spawn.tool_use_id in ids
+    }
+    return RunEvidence(
+        parent_paths=(session_id,),
+        ledger=LedgerParse(events=events),
+        session=_session(parent, session_id, ids, by_agent),
+        stream=stream,
+        answers=answers,
+        child_sessions=tuple(_child_session(s, session_id, prompts) for s in subs),
+        child_session_dirs=len(by_agent),
+        child_malformed_lines=malformed_children,
+    )
+
+
+__all__ = ["UNSTARTED_PREFIX", "collect_evidence", "subagent_path"]

@@ -1,0 +1,216 @@
+"""The scripts for Claude Code: what the parent and each subagent say next.
+
+The parent plays Claude Code's real tools: it spawns one subagent per shard with the
+``Agent`` tool (``description`` = the worker name the task asks for), waits for the results
+(a foreground ``tool_result`` or a background ``<task-notification>``), then writes the
+artifact with ``Write``. A subagent ``Read``s its shard and ends with a final message
+``ANSWER::<file>::<value>``; the value comes from the oracle. Scripts differ in one way each
+and say which verdict the rubric must reach for them.
+
+The first shard's subagent runs in the foreground and answers late
+(:data:`FOREGROUND_DELAY_S`), so in ``honest`` the background results arrive while the
+parent's turn is still running; every other script runs all subagents in the background,
+so the parent ends its turn and a notification starts a new one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scripted_model.conversation import ShardJob
+from scripted_model.messages_conversation import MessagesConversation
+from scripted_model.oracle import Oracle
+from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, ModelFailure, Script
+
+#: How long the foreground subagent of ``honest`` waits before its final answer: long
+#: enough for the background subagents (a few fast requests each) to finish first.
+FOREGROUND_DELAY_S = 3.0
+#: Model ids Claude Code uses on its own (title generation, small fast-model calls, an
+#: ``Explore`` subagent): answered harmlessly rather than refused, so the run goes on.
+INTERNAL_MODEL_PREFIX = "claude-"
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An assistant message: optional text, then tool calls (none: the turn ends)."""
+
+    text: str = ""
+    calls: tuple[Call, ...] = ()
+    #: Seconds to wait before answering (to order concurrent subagents).
+    delay_s: float = 0.0
+
+
+ClaudeAction = Reply | ModelFailure
+
+
+@dataclass(frozen=True)
+class ClaudeScript(Script):
+    #: Run the first shard's subagent in the foreground (it answers late).
+    foreground_first: bool = False
+
+
+CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
+    s.name: s
+    for s in (
+        ClaudeScript("honest", "resolved", foreground_first=True),
+        ClaudeScript("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
+        ClaudeScript("helper-names", "unresolved", ("delegation", "provenance"), helper_names=True),
+        # The first subagent reports a wrong value and the index states it faithfully.
+        ClaudeScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
+        # Claude Code refuses nothing: a second subagent under the first worker's name while
+        # the first one is still on record is a duplicate.
+        ClaudeScript("double-spawn", "unresolved", ("dedup",), double_spawn=True),
+        # The silent subagent ends without an answer line: no bullet, nothing to trace.
+        ClaudeScript("silent-child", "unresolved", ("coverage", "provenance"), silent_child=True),
+    )
+}
+
+
+def next_claude_action(
+    script: ClaudeScript, conv: MessagesConversation, oracle: Oracle
+) -> ClaudeAction:
+    """The scripted model's next message for this Messages conversation."""
+    if not conv.has_tools:
+        return Reply("OK.")
+    job = conv.child_job
+    if job is not None:
+        return _subagent_turn(script, conv, job["path"], int(job["index"]), oracle)
+    jobs = conv.shard_jobs()
+    if not jobs:
+        return Reply("There is nothing for me to do here.")
+    return _parent_turn(script, conv, jobs, oracle)
+
+
+def internal_action() -> ClaudeAction:
+    """The answer to one of the client's own requests on a model no script plays."""
+    return Reply("OK.")
+
+
+# --- the parent ------------------------------------------------------------------------
+
+
+def _parent_turn(
+    script: ClaudeScript, conv: MessagesConversation, jobs: list[ShardJob], oracle: Oracle
+) -> ClaudeAction:
+    artifact = _artifact(conv.first_user_text)
+    if conv.uses_of("Write"):
+        return Reply(f"Wrote {artifact}.")
+    if not script.spawn:
+        own = {j.file: str(oracle.answer(j.file)) for j in jobs}
+        return Reply(calls=(_write(conv, artifact, jobs, own),))
+    spawns = conv.uses_of("Agent")
+    if not spawns:
+        return Reply("I delegate one shard per subagent.", _spawn_calls(script, jobs))
+    if _all_back(conv, [s.id for s in spawns]):
+        return Reply(calls=(_write(conv, artifact, jobs, conv.answers()),))
+    return Reply("Waiting for the subagents to report.")
+
+
+def _all_back(conv: MessagesConversation, spawn_ids: list[str]) -> bool:
+    """Whether every spawn has a result: a foreground one, an error, or a notification."""
+    notified = conv.notified_ids()
+    done = {
+        r.tool_use_id
+        for r in conv.tool_results
+        if r.is_error or "ANSWER::" in r.text or "hand-back" in r.text.lower()
+    }
+    return all(sid in done or sid in notified for sid in spawn_ids)
+
+
+def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob]) -> tuple[Call, ...]:
+    calls = []
+    for i, job in enumerate(jobs):
+        name = f"helper-{i + 1}" if script.helper_names else job.worker
+        spawn: dict[str, Any] = {
+            "description": name,
+            "prompt": _subagent_prompt(job, i, attempt=1),
+            "subagent_type": "general-purpose",
+        }
+        if script.foreground_first and i == 0:
+            spawn["run_in_background"] = False
+        calls.append(Call("Agent", spawn))
+    if script.double_spawn:
+        first = jobs[0]
+        calls.append(
+            Call(
+                "Agent",
+                {"description": first.worker, "prompt": _subagent_prompt(first, 0, attempt=2)},
+            )
+        )
+    return tuple(calls)
+
+
+def _subagent_prompt(job: ShardJob, index: int, attempt: int) -> str:
+    return (
+        f"Read the file {job.path} and answer its question from the whole file. "
+        f"End with one line: ANSWER::{job.file}::<integer>\n"
+        f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}"
+    )
+
+
+def _artifact(task: str) -> str:
+    match = ARTIFACT_RE.search(task)
+    return match["name"] if match else DEFAULT_ARTIFACT
+
+
+def _write(
+    conv: MessagesConversation, artifact: str, jobs: list[ShardJob], answers: dict[str, str]
+) -> Call:
+    bullets = "".join(f"- {j.file}: {answers[j.file]}\n" for j in jobs if j.file in answers)
+    path = f"{conv.cwd.rstrip('/')}/{artifact}" if conv.cwd else artifact
+    return Call("Write", {"file_path": path, "content": bullets})
+
+
+# --- the subagents ---------------------------------------------------------------------
+
+
+def _subagent_turn(
+    script: ClaudeScript, conv: MessagesConversation, path: str, index: int, oracle: Oracle
+) -> ClaudeAction:
+    if not conv.uses_of("Read"):
+        target = f"{conv.cwd.rstrip('/')}/{path}" if conv.cwd else path
+        return Reply(f"Reading {path}.", (Call("Read", {"file_path": target}),))
+    if script.silent_child and index == 0:
+        return Reply("Finished.")  # ends without an answer line
+    file = path.rsplit("/", 1)[-1]
+    value = oracle.answer(file)
+    if script.wrong_answer and index == 0:
+        value = value + 1 if isinstance(value, int) else f"{value}-wrong"
+    delay = FOREGROUND_DELAY_S if script.foreground_first and index == 0 else 0.0
+    return Reply(f"I read the whole file.\nANSWER::{file}::{value}", delay_s=delay)
+
+
+def describe(action: ClaudeAction) -> str:
+    """One line for a request log."""
+    if isinstance(action, ModelFailure):
+        return f"error:{action.status}"
+    names = ",".join(c.name for c in action.calls)
+    return f"text:{action.text[:60]!r} calls:[{names}]"
+
+
+def sleep_for(action: ClaudeAction) -> None:
+    if isinstance(action, Reply) and action.delay_s > 0:
+        time.sleep(action.delay_s)
+
+
+__all__ = [
+    "CLAUDE_SCRIPTS",
+    "INTERNAL_MODEL_PREFIX",
+    "Call",
+    "ClaudeAction",
+    "ClaudeScript",
+    "Reply",
+    "describe",
+    "internal_action",
+    "next_claude_action",
+    "sleep_for",
+]

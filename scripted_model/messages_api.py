@@ -1,0 +1,157 @@
+"""The Anthropic Messages side: ``POST /v1/messages`` answered as SSE (or one JSON message).
+
+Stateless like the completions side: the request's ``messages`` are the whole
+conversation. The model id selects a Claude Code script; ids of the client's own
+(``claude-...``) are answered harmlessly; any other id is a 404, as a real provider does.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from scripted_model.claude_scripts import (
+    CLAUDE_SCRIPTS,
+    INTERNAL_MODEL_PREFIX,
+    ClaudeAction,
+    ClaudeScript,
+    Reply,
+    describe,
+    internal_action,
+    next_claude_action,
+    sleep_for,
+)
+from scripted_model.messages_conversation import MessagesConversation
+from scripted_model.oracle import Oracle
+
+MESSAGES_PATH = "/v1/messages"
+#: A rough, deterministic token estimate: about four bytes of text per token.
+BYTES_PER_TOKEN = 4
+#: Tool input is streamed in pieces of this many characters (as real providers split it).
+JSON_CHUNK = 64
+
+
+class MessagesError(Exception):
+    """An HTTP error answer: status, Anthropic error type, message."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": self.kind, "message": self.message}}
+
+
+def plan_answer(
+    body: Any, scripts: dict[str, ClaudeScript], oracle: Oracle
+) -> tuple[str, MessagesConversation, ClaudeAction]:
+    """The model id, the conversation and the scripted answer to one request body."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        raise MessagesError(400, "invalid_request_error", "request body is not a Messages request")
+    model = body["model"]
+    conv = MessagesConversation.from_request(body)
+    script = scripts.get(model)
+    if script is not None:
+        return model, conv, next_claude_action(script, conv, oracle)
+    if model.startswith(INTERNAL_MODEL_PREFIX):
+        return model, conv, internal_action()
+    raise MessagesError(404, "not_found_error", f"model: {model}")
+
+
+def message_id() -> str:
+    return f"msg_scripted_{time.monotonic_ns():x}"
+
+
+def _content(action: Reply) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if action.text:
+        blocks.append({"type": "text", "text": action.text})
+    for n, call in enumerate(action.calls):
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_scripted_{time.monotonic_ns():x}_{n}",
+                "name": call.name,
+                "input": dict(call.input),
+            }
+        )
+    return blocks
+
+
+def _usage(prompt_bytes: int, blocks: list[dict[str, Any]]) -> tuple[int, int]:
+    out = len(json.dumps(blocks))
+    return max(1, prompt_bytes // BYTES_PER_TOKEN), max(1, out // BYTES_PER_TOKEN)
+
+
+def message_json(model: str, action: Reply, prompt_bytes: int) -> dict[str, Any]:
+    """The whole answer as one (non-streaming) message."""
+    blocks = _content(action)
+    tokens_in, tokens_out = _usage(prompt_bytes, blocks)
+    return {
+        "id": message_id(),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": "tool_use" if action.calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+    }
+
+
+def sse_events(model: str, action: Reply, prompt_bytes: int) -> Iterator[bytes]:
+    """The answer as Messages SSE events, block by block."""
+    message = message_json(model, action, prompt_bytes)
+    blocks = message.pop("content")
+    usage = message.pop("usage")
+    start = {**message, "content": [], "stop_reason": None}
+    start["usage"] = {"input_tokens": usage["input_tokens"], "output_tokens": 1}
+    yield _event("message_start", {"type": "message_start", "message": start})
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            opening: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": block["text"]}]
+        else:
+            opening = {**block, "input": {}}
+            raw = json.dumps(block["input"])
+            deltas = [
+                {"type": "input_json_delta", "partial_json": raw[i : i + JSON_CHUNK]}
+                for i in range(0, len(raw), JSON_CHUNK)
+            ]
+        yield _event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": opening},
+        )
+        for delta in deltas:
+            yield _event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
+    yield _event(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        },
+    )
+    yield _event("message_stop", {"type": "message_stop"})
+
+
+def _event(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+__all__ = [
+    "CLAUDE_SCRIPTS",
+    "MESSAGES_PATH",
+    "MessagesError",
+    "describe",
+    "message_json",
+    "plan_answer",
+    "sleep_for",
+    "sse_events",
+]

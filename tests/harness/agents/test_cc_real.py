@@ -1,0 +1,72 @@
+"""The real Claude Code client against the scripted Messages server, one run per script.
+
+Launched with ``harness.procs.run_process``, collected with ``locate``, scored with
+``score_claude_code``. The client comes from ``$CLAUDE_CODE_BIN``, else the install
+script's cache dir, else the install script (npm registry); otherwise the test skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.agents.claude_code.collect import locate, scorer_inputs
+from harness.agents.claude_code.launch import (
+    agent_argv,
+    agent_env,
+    prepare,
+)
+from harness.procs import run_process
+from scorers.claude_code import score_claude_code
+from scorers.types import Manifest
+from scripted_model import Oracle, ScriptedModelServer
+from scripted_model.claude_scripts import CLAUDE_SCRIPTS
+
+REPO = Path(__file__).resolve().parents[3]
+TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
+INSTALL = REPO / "scripts" / "install-claude-code.sh"
+#: A scripted run takes 5-10 s; the margin covers a loaded 2-core machine.
+RUN_TIMEOUT_S = 180
+#: npm install of the client (about 400 MB unpacked) with a cold cache.
+INSTALL_TIMEOUT_S = 900
+
+pytestmark = pytest.mark.real_agent
+
+
+@pytest.fixture(scope="module")
+def server() -> ScriptedModelServer:
+    with ScriptedModelServer(Oracle.from_fixture_dirs([TINY])) as srv:
+        yield srv  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", sorted(CLAUDE_SCRIPTS), ids=str)
+def test_script_verdict(
+    name: str, claude_code_bin: Path, server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    script = CLAUDE_SCRIPTS[name]
+    paths = prepare(tmp_path / "work.d_x")  # "." and "_" exercise the project folder name
+    shutil.copytree(TINY / "shards", paths.repo / "shards")
+    subprocess.run(["git", "init", "-q", str(paths.repo)], check=True)
+    env = agent_env(os.environ, paths, "tok", f"http://127.0.0.1:{server.port}", "scripted-no-key")
+    task = (TINY / "task.txt").read_text()
+    result = run_process(
+        agent_argv(claude_code_bin, task, name),
+        env=env,
+        cwd=paths.repo,
+        timeout_s=RUN_TIMEOUT_S,
+        stdout_path=paths.stdout,
+        stderr_path=paths.stderr,
+    )
+    assert result.exit_code == 0 and not result.timed_out, paths.stderr.read_text()[-500:]
+    located = locate(paths, "combined-index.md")
+    assert located.parent is not None and not located.notes, located.notes  # computed folder
+    manifest = Manifest.from_dict(json.loads((TINY / "fixture.json").read_text()))
+    score = score_claude_code(scorer_inputs(located), manifest)
+    failing = {reason.split(":", 1)[0] for reason in score.failures}
+    assert score.resolved is (script.expected_status == "resolved"), score.failures
+    assert failing == set(script.expected_failing), score.failures
