@@ -71,6 +71,8 @@ cli.add_command(report_cmd)
 cli.add_command(compare_cmd)
 cli.add_command(selftest_cmd)
 cli.add_command(runs_group)
+# `runs clean` is the same command, where users browsing runs look for it.
+runs_group.add_command(clean_cmd)
 cli.add_command(show_cmd)
 cli.add_command(clean_cmd)
 
