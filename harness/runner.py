@@ -11,11 +11,10 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.bundle import write_json_atomic
-from harness.compare import gate_failed, load_report
 from harness.errors import (
     EXIT_INFRA,
     EXIT_INTERRUPTED,
@@ -36,13 +35,17 @@ from harness.plan import (
 )
 from harness.procs import become_subreaper, reap_orphans
 from harness.progress import Progress
-from harness.report import RunReport, build_report, item_order, write_report
 from harness.results import ItemResult, RunFacts
 from harness.runlock import hold_run_dir
 from harness.runs import owner_record
 from harness.scheduler import Scheduler, Slot, provider_of
 from harness.workspace import RepoTemplates
 from scorers import score_nothing
+
+if TYPE_CHECKING:
+    # Reports, comparisons and statistics import polars and scipy (most of a second): they
+    # load when the run ends, not before its first item starts.
+    from harness.report import RunReport
 
 RUN_FILE = "run.json"
 
@@ -131,6 +134,8 @@ def execute_run(
     """Run every planned item (or the missing/errored ones of ``resume``) and write the report."""
     config.validate()
     if config.baseline is not None:
+        from harness.compare import load_report
+
         load_report(config.baseline)  # a wrong baseline is refused before anything runs
     fixtures = load_fixtures(config)
     plan = build_plan(fixtures, effective_models(config), config.trials)
@@ -209,6 +214,8 @@ def _execute_locked(
     with templates, _stop_on_signals(scheduler.stop_event, scheduler) as received:
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
+    from harness.report import build_report, item_order, write_report
+
     interrupted = bool(received) or bool(not_started)
     results = sorted([*kept.values(), *(r for _, r in finished)], key=item_order)
     if progress is not None:
@@ -230,6 +237,8 @@ def _execute_locked(
 def exit_code_for(report: RunReport, fail_on: str) -> int:
     """0 all resolved; 1 unresolved (or, with --fail-on regression, a failed gate); 3 infra
     (every item errored, and nothing unresolved); 130 interrupted."""
+    from harness.compare import gate_failed
+
     if report.interrupted:
         return EXIT_INTERRUPTED
     statuses = [item["status"] for item in report.items]
