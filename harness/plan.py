@@ -11,6 +11,7 @@ from pathlib import Path
 from harness import __version__
 from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
+from harness.executors.base import ExecutorSettings
 from harness.fixtures import FIXTURES_ROOT, Fixture, list_fixtures, load_fixture, resolve_fixture
 from harness.item import WorkItem
 
@@ -41,6 +42,8 @@ class RunConfig:
     fixtures_root: Path = field(default=FIXTURES_ROOT)
     #: Where each item's auth.json/models.json come from (None: the user's agent home).
     agent_home_source: Path | None = None
+    #: Where items run (``--executor``); not part of the plan: a run may resume elsewhere.
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
 
     def validate(self) -> None:
         if self.trials < 1:

@@ -22,8 +22,9 @@ from harness.errors import (
     EXIT_UNRESOLVED,
     ResumeMismatchError,
 )
+from harness.executors import Executor, executor_for
 from harness.fixtures import Fixture
-from harness.item import ItemOptions, WorkItem, make_result, run_item
+from harness.item import ItemOptions, WorkItem, make_result
 from harness.leftovers import clean_leftovers, token_prefix
 from harness.plan import (
     RunConfig,
@@ -148,10 +149,14 @@ def execute_run(
     else:
         run_id = new_run_id()
         run_dir = config.runs_dir / run_id
-    (run_dir / "items").mkdir(parents=True, exist_ok=True)
-    with hold_run_dir(run_dir):  # a second process on the same run dir is refused
-        kept = _load_previous(run_dir, identity) if resume is not None else {}
-        return _execute_locked(config, fixtures, plan, identity, run_dir, kept, progress)
+    # Connected (or refused) before the run dir is made: an unreachable cluster writes nothing.
+    with executor_for(config.executor) as executor:
+        (run_dir / "items").mkdir(parents=True, exist_ok=True)
+        with hold_run_dir(run_dir):  # a second process on the same run dir is refused
+            kept = _load_previous(run_dir, identity) if resume is not None else {}
+            return _execute_locked(
+                config, fixtures, plan, identity, run_dir, kept, progress, executor
+            )
 
 
 def _execute_locked(
@@ -162,6 +167,7 @@ def _execute_locked(
     run_dir: Path,
     kept: dict[str, ItemResult],
     progress: Progress | None,
+    executor: Executor,
 ) -> RunOutcome:
     run_id = run_dir.name
     started = dt.datetime.now(dt.UTC)
@@ -200,7 +206,7 @@ def _execute_locked(
     def execute(work: WorkItem, cancel: threading.Event, slot: Slot) -> ItemResult:
         if progress is not None:
             progress.item_started(work.key)
-        return run_item(work, opts, items_dir / work.dir_name, cancel, slot)
+        return executor.run_item(work, opts, items_dir / work.dir_name, cancel, slot)
 
     def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
         return errored_result(
@@ -269,6 +275,7 @@ def _options_dict(config: RunConfig, fixtures: list[Fixture] | None = None) -> d
         "seed": config.agent.seed,
         "trials": config.trials,
         "concurrency": config.concurrency,
+        "executor": config.executor.name,
         "provider_caps": dict(config.provider_caps),
         "timeout_s": config.timeout_s,
         "keep_workdir": config.keep_workdir,
