@@ -29,6 +29,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import tarfile
 import tempfile
 import threading
@@ -146,6 +147,7 @@ class RayExecutor(Executor):
         self._remote_sweep: Any = None
         self._fixture_refs: dict[Path, Any] = {}
         self._lock = threading.Lock()
+        self._stdout: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
 
     def __enter__(self) -> RayExecutor:
         # Under `uv run`, Ray would re-create the driver's uv project on every worker (and
@@ -167,6 +169,10 @@ class RayExecutor(Executor):
                 f"--ray-address {address}: cannot join a Ray cluster: {exc}"
             ) from exc
         self._ray = ray
+        # stdout carries only the result (with --json, exactly report.json); Ray's driver
+        # prints cluster notices (a raylet died, ...) on stdout: send them to stderr.
+        self._stdout = contextlib.redirect_stdout(sys.stderr)
+        self._stdout.__enter__()
         # max_retries=0: a lost item is reported and re-run by --resume, never silently twice.
         self._remote_item = ray.remote(max_retries=0, num_cpus=0)(_run_on_node)
         self._remote_sweep = ray.remote(max_retries=0, num_cpus=0)(_sweep_node)
@@ -176,6 +182,7 @@ class RayExecutor(Executor):
         if self._ray is not None:
             self._ray.shutdown()
             self._ray = None
+            self._stdout.__exit__(None, None, None)
 
     def resource(self, opts: ItemOptions) -> str:
         return self.settings.ray_resource or opts.agent.name
