@@ -98,9 +98,13 @@ class Cluster:
         """This cluster's processes: those naming its temp dir, and their descendants."""
         mine: dict[int, psutil.Process] = {}
         marker = str(self.temp_dir)
+        me = psutil.Process()
+        spared = {me.pid, *(p.pid for p in me.parents())}  # whoever names the dir to stop it
         for proc in psutil.process_iter(["name", "cmdline"]):
             with contextlib.suppress(psutil.Error):
-                if any(marker in part for part in proc.info["cmdline"] or ()):
+                if proc.pid not in spared and any(
+                    marker in part for part in proc.info["cmdline"] or ()
+                ):
                     mine[proc.pid] = proc
                     for child in proc.children(recursive=True):
                         child.info = {"name": child.name(), "cmdline": []}
