@@ -18,9 +18,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-import yaml
-
 from harness.errors import UsageError
 
 CONFIG_FILE = "harness.yaml"
@@ -65,6 +62,10 @@ def load_default_map(path: Path | None = None) -> dict[str, Any]:
         path = Path(configured) if configured else Path.cwd() / CONFIG_FILE
         if not configured and not path.is_file():
             return {}
+    # Loaded only when there is a config to read: most commands start without one.
+    import jsonschema
+    import yaml
+
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:

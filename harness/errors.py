@@ -42,3 +42,9 @@ class AgentLaunchError(HarnessError):
 
 class ResumeMismatchError(HarnessError):
     """``--resume`` was asked to continue a run whose fixtures or options differ."""
+
+
+class ExecutorError(HarnessError):
+    """The executor could not run an item (a cluster unreachable, a node lost mid-item)."""
+
+    exit_code = EXIT_INFRA

@@ -22,12 +22,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import FixtureError
 from scorers.types import Manifest
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 #: The bundled fixtures: the copy the wheel carries inside the package once installed
@@ -49,8 +50,15 @@ SHARDS_DIR = "shards"
 #: A real answer key is a few KB; past this it is a mistake or an attack, and is refused from
 #: its size alone, before it is read.
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
-#: A prompt this large would not fit a model's context anyway.
-MAX_TASK_BYTES = 1024 * 1024
+#: The prompt reaches the agent as one command-line argument, and Linux limits one argument
+#: to MAX_ARG_STRLEN = 32 pages = 131,072 bytes, its terminating NUL included: a larger
+#: task.txt would fail every item at launch with E2BIG, so validation refuses it.
+MAX_ARG_STRLEN = 32 * 4096
+MAX_TASK_BYTES = MAX_ARG_STRLEN - 1
+TASK_TOO_BIG = (
+    "the prompt is passed to the agent as one command-line argument, which Linux limits to "
+    f"{MAX_ARG_STRLEN} bytes (MAX_ARG_STRLEN); the launch would fail with E2BIG"
+)
 
 #: Field of a problem that concerns a whole file or the whole JSON document.
 WHOLE = "$"
@@ -214,7 +222,7 @@ def _inspect(fixture: Path) -> _Inspection:
         entries = _entries(found.data)
         found.problems += _manifest_rules(manifest_file, found.data, entries)
         found.problems += _shard_file_problems(fixture, entries)
-    raw_task = _read_regular(task_file, MAX_TASK_BYTES, found.problems)
+    raw_task = _read_regular(task_file, MAX_TASK_BYTES, found.problems, TASK_TOO_BIG)
     if raw_task is not None:
         found.task_text = _decode_text(task_file, raw_task, found.problems)
     if found.task_text is not None:
@@ -229,8 +237,12 @@ def _exists(path: Path) -> bool:
     return path.exists() or path.is_symlink()
 
 
-def _read_regular(path: Path, limit: int, problems: list[FixtureProblem]) -> bytes | None:
-    """The bytes of a regular, non-symlink file of at most ``limit`` bytes, else a problem."""
+def _read_regular(
+    path: Path, limit: int, problems: list[FixtureProblem], why_limit: str = ""
+) -> bytes | None:
+    """The bytes of a regular, non-symlink file of at most ``limit`` bytes, else a problem
+    (``why_limit`` says why the limit is what it is)."""
+    why = f": {why_limit}" if why_limit else ""
     try:
         info = path.lstat()
     except FileNotFoundError:
@@ -247,7 +259,9 @@ def _read_regular(path: Path, limit: int, problems: list[FixtureProblem]) -> byt
         problems.append(FixtureProblem(path, WHOLE, "is not a regular file"))
     elif info.st_size > limit:
         problems.append(
-            FixtureProblem(path, WHOLE, f"is {info.st_size} bytes, over the {limit}-byte limit")
+            FixtureProblem(
+                path, WHOLE, f"is {info.st_size} bytes, over the {limit}-byte limit{why}"
+            )
         )
     else:
         try:
@@ -258,7 +272,7 @@ def _read_regular(path: Path, limit: int, problems: list[FixtureProblem]) -> byt
             return None
         if len(data) <= limit:
             return data
-        problems.append(FixtureProblem(path, WHOLE, f"is over the {limit}-byte limit"))
+        problems.append(FixtureProblem(path, WHOLE, f"is over the {limit}-byte limit{why}"))
     return None
 
 
@@ -350,6 +364,8 @@ def _field(parts: Iterable[str | int]) -> str:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # a tenth of a second: only validation needs it, not `score` or `--help`
+
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
@@ -525,22 +541,50 @@ def _shard_file_problems(fixture: Path, entries: list[_Entry]) -> list[FixturePr
     return problems
 
 
+#: ``shards/<file>: `` where a task line names a shard: not glued to a longer path or word
+#: before it, and the file a bare safe name (``:`` cannot be part of one, so the name runs to it).
+_MENTION = re.compile(r"(?<![\w./-])" + SHARDS_DIR + r"/([A-Za-z0-9][A-Za-z0-9._-]*): ")
+#: A maximal run of word characters and dashes: a worker name of only those characters is
+#: named on a line exactly when it is one of that line's runs.
+_WORD_RUN = re.compile(r"[\w-]+")
+
+
 def _task_problems(path: Path, text: str, entries: list[_Entry]) -> list[FixtureProblem]:
-    """task.txt must quote each ``shards/<file>: <question>`` with its worker on that line."""
-    problems = []
+    """task.txt must quote each ``shards/<file>: <question>`` with its worker on that line.
+
+    One pass over the text indexes every shard mention by file; each entry then looks up its
+    own mentions, so the cost is linear in the text plus the shards (a search per shard over
+    every line was quadratic: 1,800 shards took seconds).
+    """
     lines = text.splitlines()
+    mentions: dict[str, list[tuple[int, int]]] = {}  # file -> (line number, question start)
+    for number, line in enumerate(lines):
+        for match in _MENTION.finditer(line):
+            mentions.setdefault(match.group(1), []).append((number, match.end()))
+    runs: dict[int, frozenset[str]] = {}  # line number -> its word runs, built on demand
+
+    def names_worker(number: int, worker: str) -> bool:
+        if _WORD_RUN.fullmatch(worker):
+            if number not in runs:
+                runs[number] = frozenset(_WORD_RUN.findall(lines[number]))
+            return worker in runs[number]
+        # A worker with other characters (a dotted file stem): the exact boundary rule.
+        return re.search(rf"(?<![\w-]){re.escape(worker)}(?![\w-])", lines[number]) is not None
+
+    problems = []
     for e in entries:
         if e.safe_file is None or e.question is None or "\n" in e.question:
             continue  # the manifest's own problem says it all
         mention = f"{SHARDS_DIR}/{e.file}: {e.question}"
-        named = re.compile(rf"(?<![\w./-]){re.escape(mention)}")
-        hits = [line for line in lines if named.search(line)]
+        hits = [
+            number
+            for number, start in mentions.get(e.safe_file, ())
+            if lines[number].startswith(e.question, start)
+        ]
         if not hits:
             message = f"does not name this shard: no line holds {mention!r}"
             problems.append(FixtureProblem(path, f"shards[{e.index}]", message))
-        elif e.worker is not None:
-            worker = re.compile(rf"(?<![\w-]){re.escape(e.worker)}(?![\w-])")
-            if not any(worker.search(line) for line in hits):
-                message = f"does not name worker {e.worker!r} on the line of {mention!r}"
-                problems.append(FixtureProblem(path, f"shards[{e.index}].worker", message))
+        elif e.worker is not None and not any(names_worker(n, e.worker) for n in hits):
+            message = f"does not name worker {e.worker!r} on the line of {mention!r}"
+            problems.append(FixtureProblem(path, f"shards[{e.index}].worker", message))
     return problems

@@ -11,6 +11,7 @@ from pathlib import Path
 from harness import __version__
 from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
+from harness.executors.base import ExecutorSettings
 from harness.fixtures import FIXTURES_ROOT, Fixture, list_fixtures, load_fixture, resolve_fixture
 from harness.item import WorkItem
 
@@ -43,6 +44,8 @@ class RunConfig:
     agent_home_source: Path | None = None
     #: Variables added to the caller's environment for every item (selftest's endpoint).
     extra_env: tuple[tuple[str, str], ...] = ()
+    #: Where items run (``--executor``); not part of the plan: a run may resume elsewhere.
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
 
     def validate(self) -> None:
         if self.trials < 1:

@@ -11,11 +11,10 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.bundle import write_json_atomic
-from harness.compare import gate_failed, load_report
 from harness.errors import (
     EXIT_INFRA,
     EXIT_INTERRUPTED,
@@ -23,8 +22,9 @@ from harness.errors import (
     EXIT_UNRESOLVED,
     ResumeMismatchError,
 )
+from harness.executors import Executor, executor_for
 from harness.fixtures import Fixture
-from harness.item import ItemOptions, WorkItem, make_result, run_item
+from harness.item import ItemOptions, WorkItem, make_result
 from harness.leftovers import clean_leftovers, token_prefix
 from harness.plan import (
     RunConfig,
@@ -36,13 +36,17 @@ from harness.plan import (
 )
 from harness.procs import become_subreaper, reap_orphans
 from harness.progress import Progress
-from harness.report import RunReport, build_report, item_order, write_report
 from harness.results import ItemResult, RunFacts
 from harness.runlock import hold_run_dir
 from harness.runs import owner_record
 from harness.scheduler import Scheduler, Slot, provider_of
 from harness.workspace import RepoTemplates
 from scorers import score_nothing
+
+if TYPE_CHECKING:
+    # Reports, comparisons and statistics import polars and scipy (most of a second): they
+    # load when the run ends, not before its first item starts.
+    from harness.report import RunReport
 
 RUN_FILE = "run.json"
 
@@ -131,6 +135,8 @@ def execute_run(
     """Run every planned item (or the missing/errored ones of ``resume``) and write the report."""
     config.validate()
     if config.baseline is not None:
+        from harness.compare import load_report
+
         load_report(config.baseline)  # a wrong baseline is refused before anything runs
     fixtures = load_fixtures(config)
     plan = build_plan(fixtures, effective_models(config), config.trials)
@@ -143,10 +149,14 @@ def execute_run(
     else:
         run_id = new_run_id()
         run_dir = config.runs_dir / run_id
-    (run_dir / "items").mkdir(parents=True, exist_ok=True)
-    with hold_run_dir(run_dir):  # a second process on the same run dir is refused
-        kept = _load_previous(run_dir, identity) if resume is not None else {}
-        return _execute_locked(config, fixtures, plan, identity, run_dir, kept, progress)
+    # Connected (or refused) before the run dir is made: an unreachable cluster writes nothing.
+    with executor_for(config.executor) as executor:
+        (run_dir / "items").mkdir(parents=True, exist_ok=True)
+        with hold_run_dir(run_dir):  # a second process on the same run dir is refused
+            kept = _load_previous(run_dir, identity) if resume is not None else {}
+            return _execute_locked(
+                config, fixtures, plan, identity, run_dir, kept, progress, executor
+            )
 
 
 def _execute_locked(
@@ -157,6 +167,7 @@ def _execute_locked(
     run_dir: Path,
     kept: dict[str, ItemResult],
     progress: Progress | None,
+    executor: Executor,
 ) -> RunOutcome:
     run_id = run_dir.name
     started = dt.datetime.now(dt.UTC)
@@ -196,7 +207,7 @@ def _execute_locked(
     def execute(work: WorkItem, cancel: threading.Event, slot: Slot) -> ItemResult:
         if progress is not None:
             progress.item_started(work.key)
-        return run_item(work, opts, items_dir / work.dir_name, cancel, slot)
+        return executor.run_item(work, opts, items_dir / work.dir_name, cancel, slot)
 
     def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
         return errored_result(
@@ -210,6 +221,8 @@ def _execute_locked(
     with templates, _stop_on_signals(scheduler.stop_event, scheduler) as received:
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
+    from harness.report import build_report, item_order, write_report
+
     interrupted = bool(received) or bool(not_started)
     results = sorted([*kept.values(), *(r for _, r in finished)], key=item_order)
     if progress is not None:
@@ -231,6 +244,8 @@ def _execute_locked(
 def exit_code_for(report: RunReport, fail_on: str) -> int:
     """0 all resolved; 1 unresolved (or, with --fail-on regression, a failed gate); 3 infra
     (every item errored, and nothing unresolved); 130 interrupted."""
+    from harness.compare import gate_failed
+
     if report.interrupted:
         return EXIT_INTERRUPTED
     statuses = [item["status"] for item in report.items]
@@ -261,6 +276,7 @@ def _options_dict(config: RunConfig, fixtures: list[Fixture] | None = None) -> d
         "seed": config.agent.seed,
         "trials": config.trials,
         "concurrency": config.concurrency,
+        "executor": config.executor.name,
         "provider_caps": dict(config.provider_caps),
         "timeout_s": config.timeout_s,
         "keep_workdir": config.keep_workdir,

@@ -13,7 +13,7 @@ or unreadable timestamp never passes. A shard with no answer has nothing to trac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -128,13 +128,24 @@ def states_value(text: str, value: AnswerValue, seen: _ReplyValues | None = None
     return re.search(_TEXT_BEFORE + words + _TEXT_AFTER, text) is not None
 
 
-def shard_children(shard: Shard, depth1: Iterable[Edge]) -> list[Edge]:
-    """This parent's depth-1 children that held ``shard``'s worker name, live or deleted.
+def children_by_name(depth1: Iterable[Edge]) -> dict[str, list[Edge]]:
+    """Every name a depth-1 child held -> those children, in ledger order (one pass, so
+    finding each shard's children stays linear in shards plus children)."""
+    index: dict[str, list[Edge]] = {}
+    for edge in depth1:
+        for name in edge.names_held:
+            index.setdefault(name, []).append(edge)
+    return index
+
+
+def shard_children(shard: Shard, by_name: Mapping[str, Sequence[Edge]]) -> Sequence[Edge]:
+    """This parent's depth-1 children that held ``shard``'s worker name, live or deleted
+    (``by_name`` is :func:`children_by_name` of them).
 
     Stops the borrowed-reply cheat: a reply from another shard's child, or from a helper
     under another name, vouching for this shard's answer.
     """
-    return [edge for edge in depth1 if shard.worker in edge.names_held]
+    return by_name.get(shard.worker, ())
 
 
 def session_of(edge: Edge, sessions: Iterable[ChildSession]) -> ChildSession | None:
@@ -275,9 +286,10 @@ def check_provenance(
             answers[bullet.file].append(bullet.answer)
     traced: list[str] = []
     untraced: list[UntracedShard] = []
+    by_name = children_by_name(depth1)
     for shard in shards:
         values = answer_values(answers[shard.file], shard)
-        reason = tracer.shard(shard, values, shard_children(shard, depth1))
+        reason = tracer.shard(shard, values, shard_children(shard, by_name))
         if reason is None:
             traced.append(shard.file)
         else:

@@ -86,7 +86,7 @@ def real_agent_bin() -> Path:
 
 #: Markers of tiers that are slow by nature: their tests belong to the slow tier too, so the
 #: fast tier is simply ``-m "not slow"``.
-SLOW_TIERS = ("reliability", "e2e", "statistics", "real_agent", "browser")
+SLOW_TIERS = ("reliability", "e2e", "statistics", "real_agent", "browser", "distributed")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

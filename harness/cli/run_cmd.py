@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,27 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     help="Print the plan (items, agent binary and version, models, where results go), check "
     "the binary and credentials, and exit (0 ready, 3 not) without launching anything.",
 )
+@option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    help="Where items run: local (this machine) or ray (a Ray cluster; needs the "
+    "swarm-harness[ray] extra). Scoring and reports always stay here.",
+)
+@option(
+    "--ray-address",
+    default=None,
+    metavar="ADDRESS",
+    help="With --executor ray: the cluster to join (default: $RAY_ADDRESS, else 'auto', "
+    "the cluster a local 'ray start' runs).",
+)
+@option(
+    "--ray-resource",
+    default=None,
+    metavar="NAME",
+    help="With --executor ray: the custom resource a node must offer to run an item, one "
+    "unit per item (default: the agent's name, e.g. sim or prime-agent).",
+)
 @fixtures_dir_option
 @option(
     "--resume",
@@ -128,6 +150,7 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
     # Imported here so that `--help` and the other commands start fast.
     from harness.agents import parse_agent
+    from harness.executors import ExecutorSettings
     from harness.plan import RunConfig
     from harness.progress import Progress
     from harness.runner import execute_run, stored_options
@@ -154,6 +177,11 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
         baseline=options["baseline"],
         threshold=options["threshold"],
         fail_on=options["fail_on"],
+        executor=ExecutorSettings(
+            name=options["executor"],
+            ray_address=options["ray_address"] or os.environ.get("RAY_ADDRESS") or "auto",
+            ray_resource=options["ray_resource"],
+        ),
     )
     if options["dry_run"]:
         from harness.dryrun import dry_run

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import RunDirType, runs_dir_option
-from harness.story import ItemStory
+
+if TYPE_CHECKING:  # the story pulls in the statistics stack: only `show` itself loads it
+    from harness.story import ItemStory
 
 
 @click.command("show")

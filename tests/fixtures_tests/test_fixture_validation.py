@@ -45,6 +45,22 @@ def replace_text(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def rename_shard(path: Path, index: int, new_file: str) -> None:
+    """Rename one shard's file everywhere: on disk, in the manifest (and its worker), in task.txt."""
+    data = json.loads((path / "fixture.json").read_text())
+    shard = data["shards"][index]
+    old_file, old_worker = shard["file"], shard["worker"]
+    shard["file"], shard["worker"] = new_file, "worker-" + Path(new_file).stem
+    (path / "fixture.json").write_text(json.dumps(data, indent=2))
+    (path / "shards" / old_file).rename(path / "shards" / new_file)
+    text = (path / "task.txt").read_text()
+    (path / "task.txt").write_text(
+        text.replace(f"shards/{old_file}:", f"shards/{new_file}:").replace(
+            f"(worker: {old_worker})", f"(worker: {shard['worker']})"
+        )
+    )
+
+
 # --- the committed fixtures -----------------------------------------------------------
 
 
@@ -328,7 +344,32 @@ HOSTILE = [
     pytest.param(lambda p: replace_text(p / "task.txt", "bytes greater than 5000?",
                                         "bytes greater than 500?"),
                  "task.txt", "shards[0]", "does not name this shard", id="task-other-question"),
+    pytest.param(lambda p: replace_text(p / "task.txt", "- shards/events-06.jsonl:",
+                                        "- data/shards/events-06.jsonl:"),
+                 "task.txt", "shards[5]", "does not name this shard", id="task-mention-in-longer-path"),
+    pytest.param(lambda p: replace_text(p / "task.txt", "(worker: worker-events-03)",
+                                        "(worker: worker-events-03x)"),
+                 "task.txt", "shards[2].worker", "worker-events-03", id="task-worker-glued-to-word"),
+    pytest.param(lambda p: (p / "task.txt").write_text((p / "task.txt").read_text()
+                                                       + "x" * fx.MAX_ARG_STRLEN),
+                 "task.txt", "$", "MAX_ARG_STRLEN", id="task-over-argv-limit"),
 ]  # fmt: skip
+
+
+def test_task_at_the_argv_limit_is_accepted(fixture_copy: Path) -> None:
+    task = fixture_copy / "task.txt"
+    text = task.read_bytes()
+    task.write_bytes(text + b"x" * (fx.MAX_ARG_STRLEN - 1 - len(text)))
+    assert validate_fixture(fixture_copy) == []
+
+
+def test_dotted_worker_is_found_on_its_line(fixture_copy: Path) -> None:
+    """A worker with a dot (a dotted file stem) is matched by the exact boundary rule."""
+    rename_shard(fixture_copy, 0, "events.v1-01.jsonl")
+    assert validate_fixture(fixture_copy) == []
+    replace_text(fixture_copy / "task.txt", "(worker: worker-events.v1-01)", "(worker: none)")
+    fields = [p.field for p in validate_fixture(fixture_copy)]
+    assert fields == ["shards[0].worker"]
 
 
 @pytest.mark.parametrize(("mutate", "rel_file", "field", "word"), HOSTILE)

@@ -1,0 +1,71 @@
+"""The executor interface: run one work item's whole lifecycle somewhere, return its result.
+
+The head (the ``run`` process) plans, schedules, reports and does the statistics; an
+executor only decides *where* an item's workspace, agent, process ownership, collection and
+bundle happen. Its result's bundle is always in the head's run directory, scored there with
+the same ``score_bundle`` the ``score`` command uses.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar
+
+from harness.item import ItemOptions, WorkItem
+from harness.results import ItemResult
+from harness.scheduler import Slot
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """What ``--executor`` and its options say. Executor-specific fields are ignored by the
+    others."""
+
+    name: str = "local"
+    #: Ray: the cluster to join (``auto``: the one ``RAY_ADDRESS`` or a local ``ray start``
+    #: names).
+    ray_address: str = "auto"
+    #: Ray: the custom resource a node must offer to run an item (one unit per item); None
+    #: means the agent's name (``sim``, ``prime-agent``).
+    ray_resource: str | None = None
+
+
+class Executor(ABC):
+    """Runs items. Used as a context manager around a run: ``__enter__`` connects or starts
+    what it needs, ``__exit__`` lets go of it."""
+
+    name: ClassVar[str]
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        self.settings = settings
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    @abstractmethod
+    def run_item(
+        self,
+        work: WorkItem,
+        opts: ItemOptions,
+        item_dir: Path,
+        cancel: threading.Event,
+        slot: Slot,
+    ) -> ItemResult:
+        """Run ``work`` to a scored result whose bundle is in ``item_dir`` (on the head).
+
+        ``slot`` bounds agents in flight across the whole run (``--concurrency`` and the
+        provider caps); ``cancel`` is set when the run is stopped. Never leaves a process of
+        the item running, wherever it ran. Raises ``NotStarted`` if stopped before starting.
+        """

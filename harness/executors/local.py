@@ -1,0 +1,26 @@
+"""The default executor: every item runs in this process's threads, on this machine."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import ClassVar
+
+from harness.executors.base import Executor
+from harness.item import ItemOptions, WorkItem, run_item
+from harness.results import ItemResult
+from harness.scheduler import Slot
+
+
+class LocalExecutor(Executor):
+    name: ClassVar[str] = "local"
+
+    def run_item(
+        self,
+        work: WorkItem,
+        opts: ItemOptions,
+        item_dir: Path,
+        cancel: threading.Event,
+        slot: Slot,
+    ) -> ItemResult:
+        return run_item(work, opts, item_dir, cancel, slot)

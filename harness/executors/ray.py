@@ -1,0 +1,304 @@
+"""Run each item as a Ray task on a node that offers the agent's custom resource.
+
+The whole item lifecycle (workspace, launch, process ownership, collection, bundle) runs
+on the node, in :func:`harness.item.run_item`, exactly as locally. The bundle comes back as
+one gzipped tarball through Ray's object store, is unpacked into a temp dir in the head's
+run dir and renamed into place only when whole, then scored on the head with the same
+``score_bundle`` as ``score ITEM_DIR``.
+
+Scheduling stays on the head: the head's scheduler takes an item's slot before submitting
+its task and gives it back when the task is over, so ``--concurrency`` and the provider
+caps count items in flight across the whole cluster. The custom resource (one unit per
+item) says which nodes run which agent and how many items each runs at once.
+
+Stopping: a stopped run cancels each running task without force first, which interrupts
+the task; the task then sets its item's cancel event and waits while the item stops its
+agent, sweeps everything carrying its token and collects. A task still running after
+``CANCEL_GRACE_S`` is cancelled with force, and a sweep task on every node ends whatever
+still carries the run's token. A node that dies mid-item makes that item an error naming
+the cause; its siblings go on, and ``--resume`` runs it again.
+
+``ray`` is imported only here, and only when a Ray run starts (the ``ray`` extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.bundle import write_json_atomic
+from harness.errors import ExecutorError, UsageError
+from harness.executors.base import Executor, ExecutorSettings
+from harness.fixtures import SHARDS_DIR
+from harness.item import ItemOptions, WorkItem, facts_from_meta, make_result, run_item, score_bundle
+from harness.procs import ITEM_TOKEN_VAR, become_subreaper, reap_orphans, terminate
+from harness.results import ItemResult
+from harness.scheduler import Slot
+
+#: How often the head checks a running task against the run's stop.
+POLL_S = 0.2
+#: After a cancel without force, how long a task gets to stop its agent, sweep (SIGTERM,
+#: then SIGKILL after procs.TERM_GRACE_S, up to three rounds) and return: well above that.
+CANCEL_GRACE_S = 20.0
+#: How long the sweep tasks that back up a forced cancel may take on all nodes together.
+SWEEP_TIMEOUT_S = 30.0
+#: A bundle travels as one object. Collection caps bound it (ledger, transcripts, child
+#: sessions, streams); Ray spills objects larger than its store to disk, so the real limit
+#: is the head's object store plus spill space. Past this the item is refused as an error
+#: rather than risk the head's memory.
+MAX_BUNDLE_BYTES = 2 * 1024**3
+#: Ray's switch for propagating a ``uv run`` driver's environment to workers.
+RAY_UV_HOOK_VAR = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
+#: Where a node unpacks fixtures and builds bundles (its own temp dir).
+NODE_TMP_PREFIX = "swh-ray-"
+
+
+def _tar_dir(folder: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
+        tar.add(folder, arcname=".")
+    return buffer.getvalue()
+
+
+def _untar(data: bytes, dest: Path) -> None:
+    """Unpack with tarfile's ``data`` filter: no links out, no devices, no absolute paths."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(dest, filter="data")
+
+
+def _run_on_node(work: WorkItem, opts: ItemOptions, fixture_tar: bytes) -> tuple[str, bytes]:
+    """The Ray task: the item's whole lifecycle on this node; returns the node's id and the
+    bundle tarball.
+
+    The item runs in a thread; this (the task's main) thread waits, so a cancel without
+    force (a KeyboardInterrupt here) becomes the item's own cancel and clean-up.
+    """
+    become_subreaper()  # a detached daemon of the agent stays in this worker's tree
+    scratch = Path(tempfile.mkdtemp(prefix=NODE_TMP_PREFIX))
+    try:
+        fixture_dir = scratch / "fixture"
+        _untar(fixture_tar, fixture_dir)
+        fixture = dataclasses.replace(
+            work.fixture,
+            path=fixture_dir,
+            shard_paths=tuple(fixture_dir / SHARDS_DIR / p.name for p in work.fixture.shard_paths),
+        )
+        local = dataclasses.replace(work, fixture=fixture)
+        item_dir = scratch / "bundle"
+        cancel = threading.Event()
+        failure: list[BaseException] = []
+
+        def body() -> None:
+            try:
+                run_item(local, opts, item_dir, cancel)
+            except BaseException as exc:  # handed to the waiting thread
+                failure.append(exc)
+
+        thread = threading.Thread(target=body, name=f"item:{work.key}", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(POLL_S)
+        except KeyboardInterrupt:  # ray.cancel(force=False): stop the agent, clean up
+            cancel.set()
+            thread.join()
+            raise
+        finally:
+            reap_orphans()
+        if failure:
+            raise failure[0]
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), _tar_dir(item_dir)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _sweep_node(prefix: str) -> int:
+    """End every process on this node carrying a token of the run ``prefix`` names."""
+    import psutil
+
+    found = {}
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get(ITEM_TOKEN_VAR, "").startswith(prefix + "-"):
+                found[proc.pid] = (proc, "token")
+    return len(terminate(found)) if found else 0
+
+
+class RayExecutor(Executor):
+    name: ClassVar[str] = "ray"
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        super().__init__(settings)
+        self._ray: Any = None
+        self._remote_item: Any = None
+        self._remote_sweep: Any = None
+        self._fixture_refs: dict[Path, Any] = {}
+        self._lock = threading.Lock()
+        self._stdout: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+
+    def __enter__(self) -> RayExecutor:
+        # Under `uv run`, Ray would re-create the driver's uv project on every worker (and
+        # refuses when the cwd is outside it). Nodes run their own installed harness instead.
+        # Read when ray is imported, so set before.
+        os.environ.setdefault(RAY_UV_HOOK_VAR, "0")
+        try:
+            import ray
+        except ImportError:
+            raise UsageError(
+                "--executor ray needs Ray, which is an optional extra: install "
+                "swarm-harness[ray] (in a checkout: uv sync --extra ray)"
+            ) from None
+        address = self.settings.ray_address or os.environ.get("RAY_ADDRESS") or "auto"
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ExecutorError(
+                f"--ray-address {address}: cannot join a Ray cluster: {exc}"
+            ) from exc
+        self._ray = ray
+        # stdout carries only the result (with --json, exactly report.json); Ray's driver
+        # prints cluster notices (a raylet died, ...) on stdout: send them to stderr.
+        self._stdout = contextlib.redirect_stdout(sys.stderr)
+        self._stdout.__enter__()
+        # max_retries=0: a lost item is reported and re-run by --resume, never silently twice.
+        self._remote_item = ray.remote(max_retries=0, num_cpus=0)(_run_on_node)
+        self._remote_sweep = ray.remote(max_retries=0, num_cpus=0)(_sweep_node)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._ray is not None:
+            self._ray.shutdown()
+            self._ray = None
+            self._stdout.__exit__(None, None, None)
+
+    def resource(self, opts: ItemOptions) -> str:
+        return self.settings.ray_resource or opts.agent.name
+
+    def _fixture_ref(self, work: WorkItem) -> Any:
+        """The fixture's files, put in the object store once per run."""
+        with self._lock:
+            ref = self._fixture_refs.get(work.fixture.path)
+            if ref is None:
+                ref = self._ray.put(_tar_dir(work.fixture.path))
+                self._fixture_refs[work.fixture.path] = ref
+            return ref
+
+    def run_item(
+        self,
+        work: WorkItem,
+        opts: ItemOptions,
+        item_dir: Path,
+        cancel: threading.Event,
+        slot: Slot,
+    ) -> ItemResult:
+        ray = self._ray
+        resource = self.resource(opts)
+        # Each node builds the item's repo afresh: the head's template cache is local.
+        remote_opts = dataclasses.replace(opts, templates=None)
+        slot.acquire()  # NotStarted if the run stops first: nothing was submitted
+        try:
+            ref = self._remote_item.options(resources={resource: 1}).remote(
+                work, remote_opts, self._fixture_ref(work)
+            )
+            done = self._wait(ref, cancel, opts.token_prefix)
+            try:
+                node, data = ray.get(done)
+            except ray.exceptions.TaskCancelledError:
+                raise ExecutorError(
+                    "interrupted: the run was stopped before this item finished"
+                ) from None
+            except ray.exceptions.RayTaskError as exc:  # the item itself raised on the node
+                raise ExecutorError(f"item failed on its Ray node: {_first_line(exc)}") from None
+            except ray.exceptions.RayError as exc:  # node died, worker crashed, object lost
+                raise ExecutorError(f"item lost with its Ray node: {_first_line(exc)}") from None
+        finally:
+            slot.release()
+        if len(data) > MAX_BUNDLE_BYTES:
+            raise ExecutorError(f"bundle of {len(data)} bytes, over {MAX_BUNDLE_BYTES}")
+        return _land_bundle(work, data, item_dir, node)
+
+    def _wait(self, ref: Any, cancel: threading.Event, prefix: str) -> Any:
+        ray = self._ray
+        while True:
+            ready, _ = ray.wait([ref], timeout=POLL_S)
+            if ready:
+                return ref
+            if cancel.is_set():
+                break
+        ray.cancel(ref, force=False)  # the item stops its agent and sweeps its processes
+        ready, _ = ray.wait([ref], timeout=CANCEL_GRACE_S)
+        if not ready:
+            ray.cancel(ref, force=True)
+            self.sweep(prefix)
+        return ref
+
+    def sweep(self, prefix: str) -> int:
+        """End processes of the run on every live node; how many there were."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self._ray
+        refs = [
+            self._remote_sweep.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
+            ).remote(prefix)
+            for node in ray.nodes()
+            if node.get("Alive")
+        ]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=SWEEP_TIMEOUT_S)
+        total = 0
+        for ref in ready:
+            with contextlib.suppress(ray.exceptions.RayError):
+                total += ray.get(ref)
+        return total
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300]}"
+
+
+def _land_bundle(work: WorkItem, data: bytes, item_dir: Path, node: str) -> ItemResult:
+    """Unpack a returned bundle next to ``item_dir``, score it, then rename it into place.
+
+    A crash or a bad tarball leaves at most a hidden ``.incoming-*`` dir, never a
+    half-written item dir.
+    """
+    incoming = item_dir.parent / f".incoming-{item_dir.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        incoming.mkdir(parents=True)
+        try:
+            _untar(data, incoming)
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise ExecutorError(f"bundle of {work.key} came back unreadable: {exc}") from exc
+        meta_file = incoming / "item.json"
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        meta["fixture_path"] = str(work.fixture.path)  # the node's copy was a temp dir
+        meta["executor"] = {"name": "ray", "node_id": node}
+        score = score_bundle(incoming, meta)
+        facts = facts_from_meta(meta, score, incoming)
+        write_json_atomic(meta_file, meta)
+        result = make_result(work, item_dir, score, facts)
+        write_json_atomic(incoming / "result.json", result.to_dict())
+        old = None
+        if item_dir.exists():  # an errored attempt being resumed
+            old = item_dir.parent / f".replaced-{item_dir.name}-{uuid.uuid4().hex[:8]}"
+            item_dir.rename(old)
+        incoming.rename(item_dir)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return result
+    finally:
+        shutil.rmtree(incoming, ignore_errors=True)

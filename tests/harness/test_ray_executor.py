@@ -1,0 +1,152 @@
+"""The Ray executor on a real local cluster (``-m distributed``): placement, bundles, scoring
+on the head, interruption and node loss, with the simulated agent.
+
+One cluster (a head and a worker node, see ``ray_cluster``) serves the module; node loss
+kills the worker, so it runs last.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ray_cluster import Cluster, local_cluster
+from test_reliability import token_processes
+
+pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray)")
+
+pytestmark = pytest.mark.distributed
+
+REPO = Path(__file__).resolve().parent.parent.parent
+TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
+#: A sim item run this long is surely mid-agent when the test acts on it.
+SLOW_S = 30
+#: How long the harness gets to finish after an interrupt (cancel grace included).
+STOP_TIMEOUT_S = 90
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with local_cluster() as started:
+        yield started
+
+
+def harness(cluster: Cluster, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable, "-m", "harness", "run", "--runs-dir", str(tmp_path / "runs"),
+            "--json", "--executor", "ray", "--ray-address", cluster.address, *args,
+        ],
+        cwd=REPO,
+        env=cluster.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[int, dict, str]:
+    out, err = proc.communicate(timeout=timeout)
+    assert out, err
+    return proc.returncode, json.loads(out), err
+
+
+def wait_for(predicate, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.2)
+
+
+def test_items_run_on_the_node_with_the_resource(cluster: Cluster, tmp_path: Path) -> None:
+    code, report, err = finish(
+        harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim", "--trials", "3",
+                "--concurrency", "2", "--ray-resource", "sim-worker")
+    )  # fmt: skip
+    assert code == 0, err
+    assert [i["status"] for i in report["items"]] == ["resolved"] * 3
+    runs = tmp_path / "runs"
+    (run,) = [d for d in runs.iterdir() if d.is_dir()]
+    nodes = set()
+    for item in report["items"]:
+        folder = run / "items" / item["item_dir"]
+        meta = json.loads((folder / "item.json").read_text())
+        assert meta["executor"]["name"] == "ray"
+        nodes.add(meta["executor"]["node_id"])
+        assert meta["fixture_path"] == TINY  # the head's fixture, not the node's temp copy
+        # The bundle is whole and re-scores on the head to the same verdict.
+        rescored = subprocess.run(
+            [sys.executable, "-m", "harness", "score", str(folder)],
+            cwd=REPO, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert json.loads(rescored.stdout)["status"] == "resolved"
+    assert not list((run / "items").glob(".incoming-*"))
+    head = cluster_head_node(cluster)
+    assert head not in nodes and len(nodes) == 1  # only the worker offers sim-worker
+
+
+def cluster_head_node(cluster: Cluster) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c",
+         f"import ray, json; ray.init(address={cluster.address!r}, log_to_driver=False);"
+         "print(json.dumps([n['NodeID'] for n in ray.nodes() if n['Alive'] "
+         "and 'sim-worker' not in n['Resources']]))"],
+        env={**cluster.env(), "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"},
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout  # fmt: skip
+    (head,) = json.loads(out.strip().splitlines()[-1])
+    return str(head)
+
+
+def test_interrupt_cancels_remote_items_and_their_processes(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    proc = harness(cluster, tmp_path, "--fixture", TINY, "--agent", f"sim:slow={SLOW_S}",
+                   "--trials", "3", "--concurrency", "3")  # fmt: skip
+    runs = tmp_path / "runs"
+    wait_for(lambda: runs.is_dir() and len(token_processes(runs)) >= 2, timeout=120)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    code, report, err = finish(proc, timeout=STOP_TIMEOUT_S)
+    assert code == 130, err
+    assert report["interrupted"] is True
+    assert time.monotonic() - started < SLOW_S  # stopped, not waited out
+    assert all(i["status"] == "error" for i in report["items"])
+    wait_for(lambda: token_processes(runs) == [], timeout=10)
+    (run,) = [d for d in runs.iterdir() if d.is_dir()]
+    assert not list((run / "items").glob(".incoming-*"))
+
+
+def test_node_loss_errors_its_item_siblings_go_on_resume_reruns(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    # Two items: one on the head (sim: 1), one on the worker; the worker's raylet dies.
+    proc = harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim:slow=6",
+                   "--trials", "2", "--concurrency", "2")  # fmt: skip
+    runs = tmp_path / "runs"
+    wait_for(lambda: runs.is_dir() and len(token_processes(runs)) >= 2, timeout=120)
+    cluster.kill_worker_node()
+    code, report, err = finish(proc)
+    statuses = sorted(i["status"] for i in report["items"])
+    assert statuses == ["error", "resolved"], err
+    (lost,) = [i for i in report["items"] if i["status"] == "error"]
+    assert "lost with its Ray node" in lost["error"], lost["error"]
+    assert code == 3 or code == 1, err
+    # The dead node's agent (same machine here) is ended by its own clock; do not wait for it.
+    for leftover in token_processes(runs):
+        leftover.kill()
+    (run,) = [d for d in runs.iterdir() if d.is_dir()]
+    resumed = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--runs-dir", str(runs), "--json",
+         "--resume", str(run), "--executor", "ray", "--ray-address", cluster.address],
+        cwd=REPO, env=cluster.env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    again = json.loads(resumed.stdout)
+    assert [i["status"] for i in again["items"]] == ["resolved", "resolved"]
