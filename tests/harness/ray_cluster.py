@@ -112,10 +112,17 @@ class Cluster:
         return list(mine.values())
 
     def kill_worker_node(self) -> None:
-        """Node loss: SIGKILL the worker's raylet (its workers die with it)."""
+        """Node loss: SIGKILL the worker's raylet and every process below it at once, as a
+        machine that dies would (a worker process left alive could still hand its task's
+        result to the head before the node is declared dead)."""
+        doomed: list[psutil.Process] = []
         for pid in self.worker_raylets:
             with contextlib.suppress(psutil.Error):
-                psutil.Process(pid).send_signal(signal.SIGKILL)
+                raylet = psutil.Process(pid)
+                doomed += [raylet, *raylet.children(recursive=True)]
+        for proc in doomed:
+            with contextlib.suppress(psutil.Error):
+                proc.send_signal(signal.SIGKILL)
 
     def stop(self) -> None:
         procs = self.processes()
