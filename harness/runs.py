@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import psutil
-
 from harness.errors import UsageError
 
 RunStatus = Literal["complete", "interrupted", "running"]
@@ -34,6 +32,8 @@ START_TIME_SLACK_S = 1.0
 
 def owner_record() -> dict[str, Any]:
     """The current process as the owner of a run dir (pid and start time, against pid reuse)."""
+    import psutil  # here, not at import: every CLI command imports this module
+
     return {"pid": os.getpid(), "started": psutil.Process().create_time()}
 
 
@@ -44,6 +44,8 @@ def owner_alive(owner: object) -> bool:
     pid, started = owner.get("pid"), owner.get("started")
     if not isinstance(pid, int) or not isinstance(started, (int, float)):
         return False
+    import psutil
+
     try:
         proc = psutil.Process(pid)
         return (

@@ -57,7 +57,8 @@ def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
     )
     return RunEvidence(
         parent_paths=parent_paths,
-        ledger=_read(artifacts.ledger, parse_ledger) or LedgerParse(events=()),
+        ledger=_read(artifacts.ledger, lambda s: parse_ledger(s, frozenset(parent_paths)))
+        or LedgerParse(events=()),
         session=session,
         stream=_read(artifacts.stdout, parse_stream),
         answers=_read(artifacts.artifact, parse_artifact),

@@ -22,6 +22,7 @@ field by field, with the same result either way.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from enum import Enum
 from typing import IO
 
@@ -189,8 +190,11 @@ _CANONICAL_LINE = re.compile(
 )
 
 
-def _canonical(payload: bytes, paths: _Paths) -> LedgerEvent | None:
-    """The event on a line in the product's canonical form, else ``None``."""
+def _canonical(
+    payload: bytes, paths: _Paths, keep: Collection[NormPath] | None
+) -> LedgerEvent | _Skip | None:
+    """The event on a line in the product's canonical form (``_Skip.IGNORED`` for another
+    root's spawn when ``keep`` names the parents wanted), else ``None``."""
     try:
         match = _CANONICAL_LINE.fullmatch(payload.decode())
     except UnicodeDecodeError:
@@ -200,6 +204,8 @@ def _canonical(payload: bytes, paths: _Paths) -> LedgerEvent | None:
     groups = match.groups()
     if groups[0] is not None:
         at, child_id, parent, child, depth, name = groups[:6]
+        if keep is not None and paths[parent] not in keep:
+            return _Skip.IGNORED
         return _spawn_event(paths, child_id, child, parent, int(depth), name, at)
     if groups[6] is not None:
         at, child_id, child, name = groups[6:10]
@@ -208,22 +214,33 @@ def _canonical(payload: bytes, paths: _Paths) -> LedgerEvent | None:
     return _new(DeleteEvent, (child_id, paths[child], at))
 
 
-def parse_ledger(stream: IO[bytes]) -> LedgerParse:
-    """Read a whole ledger; never raises on any input bytes."""
+def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) -> LedgerParse:
+    """Read a whole ledger; never raises on any input bytes.
+
+    ``keep``: the (normalised) parent paths whose spawns are wanted. One ledger serves every
+    root of a sessions dir, and another root's spawns can never become this run's edges
+    (their child paths lie under another root), so they are skipped as soon as their
+    parent is read, without building their events (a capped ledger of other roots' records
+    is then mostly skipped). Their renames and deletes still parse: they apply to no edge
+    of ours. None keeps every spawn.
+    """
     paths = _Paths()
     events: list[LedgerEvent] = []
     malformed = 0
     unknown = 0
     torn = False
     for payload, terminated in iter_raw_lines(stream):
-        event = _canonical(payload, paths) if payload is not None else None
+        event = _canonical(payload, paths, keep) if payload is not None else None
         if event is not None:
-            events.append(event)
+            if type(event) is not _Skip:
+                events.append(event)
             continue
         value = decode_json(payload)
         if value is MALFORMED and is_blank(payload):
             continue
         result = _Skip.MALFORMED if value is MALFORMED else _record(value, paths)
+        if type(result) is SpawnEvent and keep is not None and result.parent not in keep:
+            continue
         if type(result) is not _Skip:
             events.append(result)
         elif result is _Skip.UNKNOWN:
