@@ -104,15 +104,16 @@ def cluster_head_node(cluster: Cluster) -> str:
     return str(head)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
 def test_interrupt_cancels_remote_items_and_their_processes(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, tmp_path: Path, sig: signal.Signals
 ) -> None:
     proc = harness(cluster, tmp_path, "--fixture", TINY, "--agent", f"sim:slow={SLOW_S}",
                    "--trials", "3", "--concurrency", "3")  # fmt: skip
     runs = tmp_path / "runs"
     wait_for(lambda: runs.is_dir() and len(token_processes(runs)) >= 2, timeout=120)
     started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     code, report, err = finish(proc, timeout=STOP_TIMEOUT_S)
     assert code == 130, err
     assert report["interrupted"] is True
