@@ -126,7 +126,12 @@ class AgentAdapter(ABC):
     #: The model API the agent speaks (``selftest`` serves it scripted); None: no model.
     model_api: ClassVar[str | None] = None
 
+    #: Whether ``--agent NAME:OPTIONS`` means anything to this agent (else refused).
+    takes_options: ClassVar[bool] = False
+
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
+        if options and not self.takes_options:
+            raise UsageError(f"--agent {self.name} takes no options, got {options!r}")
         self.options = options
         self.binary = binary or self.default_binary
         self.seed = seed
@@ -162,9 +167,12 @@ class AgentAdapter(ABC):
         """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail)."""
         return []
 
-    @abstractmethod
     def resolve_command(self) -> list[str]:
-        """The argv prefix that starts the agent; raises AgentLaunchError if unusable."""
+        """The argv prefix that starts the agent; raises AgentLaunchError if unusable
+        (default: the binary, checked by :func:`harness.launch.resolve_binary`)."""
+        from harness.launch import resolve_binary
+
+        return resolve_binary(self.binary)
 
     @abstractmethod
     def prepare(

@@ -32,8 +32,6 @@ from harness.agents.claude_code.launch import (
 )
 from harness.agents.claude_code.task import claude_code_task
 from harness.bundle import copy_capped
-from harness.errors import UsageError
-from harness.launch import resolve_binary
 from scorers import ItemScore
 from scorers.claude_code import score_claude_code
 from scorers.types import Manifest
@@ -64,16 +62,8 @@ class ClaudeCodeAdapter(AgentAdapter):
     #: The model API the client speaks (the scripted model server serves it in selftest).
     model_api: ClassVar[str | None] = "anthropic-messages"
 
-    def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
-        if options:
-            raise UsageError(f"--agent claude-code takes no options, got {options!r}")
-        super().__init__(options, binary, seed)
-
     def label(self) -> str:
         return f"claude-code ({self.binary})"
-
-    def resolve_command(self) -> list[str]:
-        return resolve_binary(self.binary)
 
     def task_text(self, fixture: Any) -> str:
         return fixture.agent_task(self.name) or claude_code_task(fixture)

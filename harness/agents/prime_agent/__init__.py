@@ -31,7 +31,6 @@ from harness.agents.prime_agent.daemon import (
     shutdown_daemon,
 )
 from harness.agents.prime_agent.home import copy_agent_home, credential_checks, source_agent_home
-from harness.launch import resolve_binary
 from scorers import ItemScore, score_prime_agent
 from scorers.types import Manifest
 
@@ -96,18 +95,8 @@ class PrimeAgentAdapter(AgentAdapter):
     default_binary: ClassVar[str | None] = "prime-agent"
     model_api: ClassVar[str | None] = "openai-completions"
 
-    def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
-        if options:
-            from harness.errors import UsageError
-
-            raise UsageError(f"--agent prime-agent takes no options, got {options!r}")
-        super().__init__(options, binary, seed)
-
     def label(self) -> str:
         return str(self.binary)
-
-    def resolve_command(self) -> list[str]:
-        return resolve_binary(self.binary)
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         return credential_checks(source_agent_home(env), env)

@@ -28,6 +28,7 @@ DEFAULT_BEHAVIOURS = "honest"
 
 class SimAdapter(PrimeAgentAdapter):
     name: ClassVar[str] = "sim"
+    takes_options: ClassVar[bool] = True  # the behaviours
     default_binary: ClassVar[str | None] = None
     model_api: ClassVar[str | None] = None
 
@@ -37,8 +38,7 @@ class SimAdapter(PrimeAgentAdapter):
             parse_behaviours(behaviours)
         except SimUsageError as exc:
             raise UsageError(f"--agent sim:{behaviours}: {exc}") from None
-        # Skip PrimeAgentAdapter's "no options" check: the options are the behaviours.
-        super(PrimeAgentAdapter, self).__init__(behaviours, None, seed)
+        super().__init__(behaviours, None, seed)
 
     def label(self) -> str:
         return f"sim:{self.options}"
