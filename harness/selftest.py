@@ -50,6 +50,9 @@ class SelftestCase:
     script: str
     expected_status: ItemStatus
     expected_failing: tuple[str, ...] = ()
+    #: Criteria whose outcome depends on the product's own timing (e.g. whether a child torn
+    #: down at exit had written its session yet): they may fail or pass.
+    may_fail: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,9 @@ class SelftestRow:
 
     @property
     def ok(self) -> bool:
-        return self.status == self.case.expected_status and set(self.failing) == set(
-            self.case.expected_failing
+        failing, must = set(self.failing), set(self.case.expected_failing)
+        return self.status == self.case.expected_status and must <= failing <= must | set(
+            self.case.may_fail
         )
 
 
@@ -179,6 +183,8 @@ def render_table(outcome: SelftestOutcome) -> str:
     body = []
     for r in outcome.rows:
         expected = _verdict(r.case.expected_status, r.case.expected_failing)
+        if r.case.may_fail:
+            expected += " [+" + ", ".join(r.case.may_fail) + "?]"
         actual = r.error if r.status == "error" and r.error else _verdict(r.status, r.failing)
         body.append(
             (

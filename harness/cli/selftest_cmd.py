@@ -70,7 +70,7 @@ def selftest_cmd(
 
     adapter = parse_agent(agent, agent_binary(agent, agent_bin))
     cases = [
-        SelftestCase(s.name, s.expected_status, s.expected_failing)
+        SelftestCase(s.name, s.expected_status, s.expected_failing, s.may_fail)
         for s in scripts_for(adapter).values()
     ]
     oracle = Oracle.from_manifests(fixture_manifests(fixtures))
