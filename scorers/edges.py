@@ -88,20 +88,15 @@ class Replay:
         return tuple(edge for edge in self.edges if edge.depth == 1)
 
 
-#: ``tuple.__new__`` builds an edge without the generated ``NamedTuple.__new__`` (a Python
-#: frame per replayed record); every field is still given, in order.
-_new = tuple.__new__
-
-
 def _apply(event: LedgerEvent, before: Edge | None) -> Edge | None:
     """The edge after ``event``, or ``None`` if the event does not apply."""
     if type(event) is SpawnEvent:
-        return _new(Edge, (event, event.name, False))
+        return Edge._make((event, event.name, False))
     if before is None:
         return None
     if type(event) is RenameEvent:
-        return _new(Edge, (before.spawn, event.name, before.deleted))
-    return _new(Edge, (before.spawn, before.name, True))
+        return Edge._make((before.spawn, event.name, before.deleted))
+    return Edge._make((before.spawn, before.name, True))
 
 
 def replay(events: Iterable[LedgerEvent], parent_paths: Iterable[NormPath]) -> Replay:

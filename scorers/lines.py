@@ -106,8 +106,8 @@ JsonLine = tuple[object, bool]
 
 
 #: The decoder's scanner, called directly rather than through ``json.loads`` or
-#: ``JSONDecoder.raw_decode``: this hot loop runs once per line, and the scanner (C
-#: ``_json`` when present) does all the real work; the wrappers only add a Python frame,
+#: ``JSONDecoder.raw_decode``: this hot loop runs once per line, and the scanner (the
+#: standard library's C accelerator when present) does all the real work; the wrappers only add a Python frame,
 #: type checks and whitespace regex matches per line. It raises ``StopIteration`` where
 #: ``raw_decode`` would raise "Expecting value".
 _SCAN: Final = json.JSONDecoder().scan_once

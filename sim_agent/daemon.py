@@ -12,10 +12,10 @@ more, which would cost the daemon and every CLI run more start-up CPU than they 
 
 from __future__ import annotations
 
-import _signal
-import _socket
-import _thread
+import _thread  # the documented low-level threading API: one OS thread per client
 import os
+import signal
+import socket
 import sys
 import time
 
@@ -47,7 +47,7 @@ RECV_BYTES = 65536
 def probe(socket_path: str) -> dict[str, Any] | None:
     """The daemon's hello if one answers on ``socket_path``, else None."""
     try:
-        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.settimeout(PROBE_TIMEOUT_S)
             s.connect(socket_path)
@@ -127,32 +127,31 @@ class Daemon:
 
     def serve(self) -> int:
         # Handlers first: a SIGTERM may follow the moment a client has seen us listen.
-        _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         if self.stubborn:
-            _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         else:
-            _signal.signal(_signal.SIGTERM, lambda *_: self.exit())
+            signal.signal(signal.SIGTERM, lambda *_: self.exit())
         if probe(self.socket_path) is not None:
             return 0  # another daemon already owns this socket
         try:  # noqa: SIM105 (contextlib is an import a sim process can skip)
             os.unlink(self.socket_path)  # stale: nothing answered on it
         except FileNotFoundError:
             pass
-        server = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(self.socket_path)
         server.listen(16)
         self._inode = os.stat(self.socket_path).st_ino
         # Same session as the daemon, like the real supervisor's catalog process. SIGTERM
         # waits until we hold its pid, so exit() can never miss it; the catalog itself
         # starts with nothing blocked and SIGTERM at its default (launch.spawn_catalog).
-        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGTERM})
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
             self.catalog = launch.spawn_catalog()
         finally:
-            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGTERM})
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         while True:
-            fd, _ = server._accept()
-            conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
+            conn, _ = server.accept()
             _thread.start_new_thread(self._client, (conn,))
 
     def hello(self) -> dict[str, Any]:
@@ -177,7 +176,7 @@ class Daemon:
             "serverCapabilities": list(CAPABILITIES),
         }
 
-    def _client(self, conn: _socket.socket) -> None:
+    def _client(self, conn: socket.socket) -> None:
         shutdown = False
         try:
             _send(conn, self.hello())
@@ -215,9 +214,9 @@ def _stop_child(pid: int, grace_s: float) -> None:
     try:
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
             return  # it had already exited (and its pid cannot have been reused)
-        os.kill(pid, _signal.SIGTERM)
+        os.kill(pid, signal.SIGTERM)
         if not _exits_within(pid, grace_s):
-            os.kill(pid, _signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
     except ChildProcessError:
         pass
@@ -251,7 +250,7 @@ def _exits_within(pid: int, timeout_s: float) -> bool:
     return False
 
 
-def _lines(conn: _socket.socket) -> Iterator[bytes]:
+def _lines(conn: socket.socket) -> Iterator[bytes]:
     """The newline-terminated lines from ``conn``, then whatever it sent before EOF."""
     buf = b""
     while True:
@@ -266,7 +265,7 @@ def _lines(conn: _socket.socket) -> Iterator[bytes]:
             yield line
 
 
-def _send(conn: _socket.socket, obj: dict[str, Any]) -> None:
+def _send(conn: socket.socket, obj: dict[str, Any]) -> None:
     conn.sendall((jsonio.dumps(obj, ensure_ascii=True) + "\n").encode())
 
 

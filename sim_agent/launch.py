@@ -11,8 +11,8 @@ spawned process gets only the descriptors it is handed and default SIGPIPE/SIGXF
 
 from __future__ import annotations
 
-import _signal  # not signal: that wraps the numbers in enums, an import a sim can skip
 import os
+import signal
 import sys
 
 TYPE_CHECKING = False
@@ -63,10 +63,10 @@ def spawn(
     # close_fds: descriptors this process itself inherited without O_CLOEXEC stay behind
     # (the ones it opens are non-inheritable, as Python makes them).
     actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in sorted(_inheritable_fds() - {0, 1, 2}))
-    restored = (_signal.SIGPIPE, _signal.SIGXFSZ)
+    restored = (signal.SIGPIPE, signal.SIGXFSZ)
     signals: dict[str, object] = {"setsigdef": restored}
     if default_sigterm:
-        signals = {"setsigdef": (*restored, _signal.SIGTERM), "setsigmask": ()}
+        signals = {"setsigdef": (*restored, signal.SIGTERM), "setsigmask": ()}
     here = _enter(cwd)
     try:
         return (os.posix_spawnp if search_path else os.posix_spawn)(
@@ -86,11 +86,11 @@ def spawn_detached(argv: list[str], cwd: str, ignore_sigterm: bool = False) -> i
     """
     if not ignore_sigterm:
         return spawn(argv, cwd=cwd, quiet=True, new_session=True)
-    previous = _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         return spawn(argv, cwd=cwd, quiet=True, new_session=True)
     finally:
-        _signal.signal(_signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous)
 
 
 def spawn_catalog() -> int:
@@ -157,6 +157,6 @@ def sleep_forever(ignore_sigterm: bool) -> NoReturn:
     import time
 
     # Explicit both ways: a stubborn daemon's catalog would otherwise inherit SIG_IGN.
-    _signal.signal(_signal.SIGTERM, _signal.SIG_IGN if ignore_sigterm else _signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if ignore_sigterm else signal.SIG_DFL)
     while True:
         time.sleep(3600)

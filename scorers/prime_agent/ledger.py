@@ -49,10 +49,6 @@ class _Skip(Enum):
 
 _SESSION_SUFFIX = ".jsonl"
 
-#: ``tuple.__new__`` builds an event without the generated ``NamedTuple.__new__`` (a
-#: Python frame per record); every field is still given, in order.
-_new = tuple.__new__
-
 
 def session_id_of(child: NormPath) -> str:
     """The session id of a child file: its name without ``.jsonl`` (prime-agent names
@@ -78,7 +74,7 @@ def _spawn_event(
 ) -> SpawnEvent:
     norm = paths[child]
     fields = (child_id, norm, session_id_of(norm), paths[parent], depth, name, at)
-    return _new(SpawnEvent, fields)
+    return SpawnEvent._make(fields)
 
 
 # ------------------------------------------------------------------------ any JSON line
@@ -142,7 +138,7 @@ def _rename(obj: dict[str, object], at: str, paths: _Paths) -> RenameEvent | _Sk
         return _Skip.MALFORMED
     if type(child_id) is not str or type(child) is not str or type(name) is not str:
         return _Skip.MALFORMED
-    return _new(RenameEvent, (child_id, paths[child], name, at))
+    return RenameEvent._make((child_id, paths[child], name, at))
 
 
 def _delete(obj: dict[str, object], at: str, paths: _Paths) -> DeleteEvent | _Skip:
@@ -155,7 +151,7 @@ def _delete(obj: dict[str, object], at: str, paths: _Paths) -> DeleteEvent | _Sk
         return _Skip.MALFORMED
     if "reason" in obj and type(obj["reason"]) is not str:
         return _Skip.MALFORMED
-    return _new(DeleteEvent, (child_id, paths[child], at))
+    return DeleteEvent._make((child_id, paths[child], at))
 
 
 # ---------------------------------------------------------------------- canonical lines
@@ -209,9 +205,9 @@ def _canonical(
         return _spawn_event(paths, child_id, child, parent, int(depth), name, at)
     if groups[6] is not None:
         at, child_id, child, name = groups[6:10]
-        return _new(RenameEvent, (child_id, paths[child], name, at))
+        return RenameEvent._make((child_id, paths[child], name, at))
     at, child_id, child = groups[10:]
-    return _new(DeleteEvent, (child_id, paths[child], at))
+    return DeleteEvent._make((child_id, paths[child], at))
 
 
 def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) -> LedgerParse:
