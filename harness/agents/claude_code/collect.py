@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agents.claude_code.launch import ClaudeCodePaths
-from harness.fsread import open_regular
+from harness.fsread import is_real_dir, is_regular, open_regular
 from scorers.claude_code import ClaudeCodeArtifacts, SubagentFile
 
 #: The client's subagent files; the id is hex in 2.1.x, kept loose but path-safe.
@@ -49,23 +48,9 @@ def project_dir_name(cwd: Path | str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
 
 
-def _regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
-
-
-def _real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(path.lstat().st_mode)
-    except OSError:
-        return False
-
-
 def stream_session_id(stdout: Path) -> str | None:
     """The session id of the first ``system``/``init`` event (read from the first lines)."""
-    if not _regular(stdout):
+    if not is_regular(stdout):
         return None
     with open_regular(stdout) as fh:
         for raw in fh.read(MAX_HEADER_BYTES).splitlines():
@@ -83,9 +68,9 @@ def stream_session_id(stdout: Path) -> str | None:
 def _project_dir(paths: ClaudeCodePaths, session_id: str | None, notes: list[str]) -> Path | None:
     projects = paths.config / "projects"
     computed = projects / project_dir_name(paths.repo)
-    if _real_dir(computed):
+    if is_real_dir(computed):
         return computed
-    if not _real_dir(projects) or session_id is None:
+    if not is_real_dir(projects) or session_id is None:
         notes.append(f"no project folder {computed.name}")
         return None
     with os.scandir(projects) as entries:
@@ -93,7 +78,7 @@ def _project_dir(paths: ClaudeCodePaths, session_id: str | None, notes: list[str
             if n >= MAX_PROJECT_DIRS:
                 break
             candidate = Path(entry.path)
-            if _real_dir(candidate) and _regular(candidate / f"{session_id}.jsonl"):
+            if is_real_dir(candidate) and is_regular(candidate / f"{session_id}.jsonl"):
                 notes.append(f"project folder found by session: {candidate.name}")
                 return candidate
     notes.append(f"no project folder holds {session_id}.jsonl")
@@ -106,18 +91,18 @@ def locate(paths: ClaudeCodePaths, artifact_name: str) -> Located:
     session_id = stream_session_id(paths.stdout)
     project = _project_dir(paths, session_id, notes)
     if session_id is None and project is not None:
-        sessions = [p for p in project.glob("*.jsonl") if _regular(p)]
+        sessions = [p for p in project.glob("*.jsonl") if is_regular(p)]
         if len(sessions) == 1:
             session_id = sessions[0].stem
             notes.append("session id from the only transcript (stdout named none)")
     parent = project / f"{session_id}.jsonl" if project and session_id else None
-    if parent is not None and not _regular(parent):
+    if parent is not None and not is_regular(parent):
         notes.append(f"parent transcript {parent.name} missing")
         parent = None
     subagents: list[tuple[str, Path | None, Path | None]] = []
     capped = False
     folder = project / session_id / "subagents" if project and session_id else None
-    if folder is not None and _real_dir(folder) and _real_dir(folder.parent):
+    if folder is not None and is_real_dir(folder) and is_real_dir(folder.parent):
         with os.scandir(folder) as entries:
             for entry in entries:
                 match = _SUBAGENT.match(entry.name)
@@ -131,8 +116,8 @@ def locate(paths: ClaudeCodePaths, artifact_name: str) -> Located:
                 subagents.append(
                     (
                         match["id"],
-                        transcript if _regular(transcript) else None,
-                        meta if _regular(meta) else None,
+                        transcript if is_regular(transcript) else None,
+                        meta if is_regular(meta) else None,
                     )
                 )
     artifact = paths.repo / artifact_name
@@ -141,7 +126,7 @@ def locate(paths: ClaudeCodePaths, artifact_name: str) -> Located:
         session_id=session_id,
         parent=parent,
         subagents=tuple(sorted(subagents, key=lambda s: s[0])),
-        artifact=artifact if _regular(artifact) else None,
+        artifact=artifact if is_regular(artifact) else None,
         notes=tuple(notes),
         capped=capped,
     )
@@ -159,7 +144,7 @@ def scorer_inputs(located: Located) -> ClaudeCodeArtifacts:
     return ClaudeCodeArtifacts(
         parent_session_id=sid,
         parent_transcript=_opener(located.parent),
-        stdout=_opener(located.paths.stdout if _regular(located.paths.stdout) else None),
+        stdout=_opener(located.paths.stdout if is_regular(located.paths.stdout) else None),
         artifact=_opener(located.artifact),
         subagents=tuple(
             SubagentFile(sid or "", agent_id, _opener(transcript), _opener(meta))
