@@ -142,20 +142,21 @@ def _checked(strata: Strata, what: str) -> list[tuple[int, int]]:
     return out
 
 
-def _mean_rate(strata: list[tuple[int, int]]) -> tuple[float, float]:
+def _mean_rate(strata: list[tuple[int, int]]) -> tuple[Fraction, float]:
     """Equal-weight mean rate (exact rational, so no verdict hangs on summation order) and
     the effective sample size ``1 / sum(w² / n_g)``."""
     g = len(strata)
     rate = sum((Fraction(x, n) for x, n in strata), Fraction(0)) / g
     n_eff = Fraction(g * g) / sum((Fraction(1, n) for _, n in strata), Fraction(0))
-    return float(rate), float(n_eff)
+    return rate, float(n_eff)
 
 
 def stratified_rate(strata: Strata, confidence: float = DEFAULT_CONFIDENCE) -> StratifiedRate:
     """Rate over fixtures ``[(successes, trials), ...]`` with the stratified Wilson interval."""
     _check_confidence(confidence)
     counts = _checked(strata, "rate")
-    rate, n_eff = _mean_rate(counts)
+    exact, n_eff = _mean_rate(counts)
+    rate = float(exact)
     low, high = score_limits(rate * n_eff, n_eff, confidence)
     return StratifiedRate(
         len(counts), sum(n for _, n in counts), n_eff, rate, (float(low), float(high)), confidence
@@ -174,18 +175,11 @@ def stratified_diff(
     base, cand = _checked(baseline, "baseline"), _checked(candidate, "candidate")
     if len(base) != len(cand):
         raise ValueError(f"baseline has {len(base)} fixtures, candidate {len(cand)}")
-    pb, nb = _mean_rate(base)
-    pc, nc = _mean_rate(cand)
+    exact_b, nb = _mean_rate(base)
+    exact_c, nc = _mean_rate(cand)
+    pb, pc = float(exact_b), float(exact_c)
     # Both arms' limits in one call: the same code, half the numpy overhead.
     low_arms, high_arms = score_limits(np.array([pb * nb, pc * nc]), np.array([nb, nc]), confidence)
     low, high = mover_limits(pb, (low_arms[0], high_arms[0]), pc, (low_arms[1], high_arms[1]))
-    exact_delta = sum(
-        (
-            Fraction(xc, n2) - Fraction(xb, n1)
-            for (xb, n1), (xc, n2) in zip(base, cand, strict=True)
-        ),
-        Fraction(0),
-    ) / len(base)
-    return StratifiedDiff(
-        len(base), pb, pc, float(exact_delta), (float(low), float(high)), confidence
-    )
+    delta = float(exact_c - exact_b)  # exact: the mean of per-fixture differences
+    return StratifiedDiff(len(base), pb, pc, delta, (float(low), float(high)), confidence)
