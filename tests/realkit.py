@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -25,3 +28,26 @@ def processes_of_run(run_id: str) -> list[int]:
         if token.startswith(run_id):
             found.append(proc.pid)
     return found
+
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
+
+
+def selftest_in_fresh_home(base: Path, agent: str, binary: Path, timeout_s: float) -> dict:
+    """``harness selftest --agent AGENT`` on the tiny fixture at concurrency 3, with HOME and
+    TMPDIR pointed at fresh dirs; what it printed, those dirs, and any process of the run
+    still alive afterwards."""
+    home, tmp, runs = base / "home", base / "tmp", base / "runs"
+    for d in (home, tmp):
+        d.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "selftest", "--agent", agent,
+         "--agent-bin", str(binary), "--fixture", str(TINY),
+         "--concurrency", "3", "--runs-dir", str(runs)],
+        cwd=REPO, env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp)},
+        capture_output=True, text=True, timeout=timeout_s, check=False,
+    )  # fmt: skip
+    run_ids = [d.name for d in runs.iterdir()] if runs.is_dir() else []
+    leftovers = [pid for run_id in run_ids for pid in processes_of_run(run_id)]
+    return {"done": done, "home": home, "tmp": tmp, "runs": runs, "leftovers": leftovers}

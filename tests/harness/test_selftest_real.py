@@ -8,20 +8,15 @@ counted from the more complete of stream and transcript.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from realkit import processes_of_run, tree
+from realkit import selftest_in_fresh_home, tree
 
 from scripted_model import SCRIPTS
 
 pytestmark = pytest.mark.real_agent
 
-REPO = Path(__file__).resolve().parent.parent.parent
-TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
 #: The whole tier must stay under 5 minutes at concurrency 3 on a busy 2-core machine.
 SELFTEST_TIMEOUT_S = 280
 
@@ -42,44 +37,7 @@ def _assistant_count(path: Path, stream: bool) -> int:
 @pytest.fixture(scope="module")
 def selftest_run(real_agent_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("selftest")
-    home, tmp, runs = base / "home", base / "tmp", base / "runs"
-    for d in (home, tmp):
-        d.mkdir()
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "TMPDIR": str(tmp),
-        "PRIME_AGENT_BIN": str(real_agent_bin),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "selftest",
-            "--fixture",
-            str(TINY),
-            "--concurrency",
-            "3",
-            "--runs-dir",
-            str(runs),
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SELFTEST_TIMEOUT_S,
-        check=False,
-    )
-    run_ids = [d.name for d in runs.iterdir()] if runs.is_dir() else []
-    leftovers = [pid for run_id in run_ids for pid in processes_of_run(run_id)]
-    return {
-        "done": done,
-        "home": home,
-        "tmp": tmp,
-        "runs": runs,
-        "leftovers": leftovers,
-    }
+    return selftest_in_fresh_home(base, "prime-agent", real_agent_bin, SELFTEST_TIMEOUT_S)
 
 
 def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:

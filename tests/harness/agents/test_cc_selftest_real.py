@@ -7,20 +7,17 @@ that nothing of the run is left running.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from realkit import processes_of_run, tree
+from realkit import REPO, selftest_in_fresh_home, tree
 
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS
 
 pytestmark = pytest.mark.real_agent
 
-REPO = Path(__file__).resolve().parents[3]
-TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
 #: Six scripted runs take about 10 s; the margin covers a loaded 2-core machine.
 SELFTEST_TIMEOUT_S = 240
 
@@ -28,20 +25,7 @@ SELFTEST_TIMEOUT_S = 240
 @pytest.fixture(scope="module")
 def selftest_run(claude_code_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("cc-selftest")
-    home, tmp, runs = base / "home", base / "tmp", base / "runs"
-    for d in (home, tmp):
-        d.mkdir()
-    env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp)}
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "selftest", "--agent", "claude-code",
-         "--agent-bin", str(claude_code_bin), "--fixture", str(TINY),
-         "--concurrency", "3", "--runs-dir", str(runs)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=SELFTEST_TIMEOUT_S,
-        check=False,
-    )  # fmt: skip
-    run_ids = [d.name for d in runs.iterdir()] if runs.is_dir() else []
-    leftovers = [pid for run_id in run_ids for pid in processes_of_run(run_id)]
-    return {"done": done, "home": home, "tmp": tmp, "runs": runs, "leftovers": leftovers}
+    return selftest_in_fresh_home(base, "claude-code", claude_code_bin, SELFTEST_TIMEOUT_S)
 
 
 def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
