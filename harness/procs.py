@@ -297,7 +297,10 @@ def run_process(
     reported in ``start_error``.
     """
     start = time.monotonic()
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+    # Launch and register under the lock that every orphan search takes first: between its
+    # fork and exec a child is in its own session without the item's token, and another
+    # item's sweep must not mistake it for an orphan (seen with short-lived agents).
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, _managed_lock:
         try:
             proc = subprocess.Popen(
                 list(argv),
@@ -311,7 +314,6 @@ def run_process(
             )
         except OSError as exc:
             return ProcessResult(tuple(argv), None, False, False, False, 0.0, str(exc))
-    with _managed_lock:
         _managed.add(proc.pid)
     timed_out = cancelled = capped = False
     deadline = start + timeout_s
