@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 
 from harness.fixtures import FIXTURES_ROOT, MAX_TASK_BYTES, validate_fixture
-from harness.item import score_bundle
-from harness.task_text import data_format_of, render_task
+from harness.fixtures.task_text import data_format_of, render_task
+from harness.item.scoring import score_bundle
 
 #: The product caps a ledger at 100,000 records (CONTRACT section 4).
 LEDGER_RECORDS = 100_000

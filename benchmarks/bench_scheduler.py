@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.agents import parse_agent
 from harness.plan import RunConfig
-from harness.runner import execute_run
+from harness.run.execute import execute_run
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = {"tiny": str(REPO / "tests" / "data" / "fixtures" / "tiny")}
@@ -38,8 +38,8 @@ def run(
     start = time.monotonic()
     outcome = execute_run(config)
     wall = time.monotonic() - start
-    resolved = sum(1 for i in outcome.report.items if i["resolved"])
-    return wall, resolved, [float(i["wall_time_s"]) for i in outcome.report.items]
+    resolved = sum(1 for i in outcome.report.items if i.resolved)
+    return wall, resolved, [i.facts.wall_time_s for i in outcome.report.items]
 
 
 def main() -> None:

@@ -18,7 +18,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from scorers import ChildSessionFile, Manifest, PrimeAgentArtifacts, Shard, score_prime_agent
+from scorers import Manifest, Shard
+from scorers.prime_agent import ChildSessionFile, PrimeAgentArtifacts, score_prime_agent
 
 #: The product caps a ledger at 100,000 records (CONTRACT section 4).
 LEDGER_RECORDS = 100_000

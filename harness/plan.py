@@ -1,9 +1,11 @@
-"""The work plan of a run: which fixtures x models x trials, and its identity hash."""
+"""What a run is: its configuration, its work items (fixtures x models x trials) and the
+identity hash ``--resume`` checks."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,9 +13,8 @@ from pathlib import Path
 from harness import __version__
 from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
-from harness.executors.base import ExecutorSettings
 from harness.fixtures import FIXTURES_ROOT, Fixture, list_fixtures, load_fixture, resolve_fixture
-from harness.item import WorkItem
+from harness.model.comparison import DEFAULT_THRESHOLD
 
 #: Model names a simulated run may carry: several ``sim/NAME`` conditions of the sim are
 #: fine (they compare like real models), a real provider's model name is not.
@@ -21,6 +22,42 @@ SIM_MODEL_PREFIX = "sim/"
 
 #: A hard ceiling on concurrency: each item runs an agent, a daemon and children.
 MAX_CONCURRENCY = 64
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One unit of work: a fixture, a model (condition) and a trial number (1-based)."""
+
+    fixture: Fixture
+    model: str
+    trial: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.fixture.manifest.name}:{self.model}:{self.trial}"
+
+    @property
+    def dir_name(self) -> str:
+        return item_dir_name(self.key)
+
+
+def item_dir_name(key: str) -> str:
+    """A filesystem-safe, readable and unique directory name for an item key."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", key.replace(":", "__"))
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """What ``--executor`` and its options say (not part of the plan's identity: a run may
+    resume elsewhere). Executor-specific fields are ignored by the others."""
+
+    name: str = "local"
+    #: Ray: the cluster to join (``auto``: the one ``RAY_ADDRESS`` or a local ``ray start``
+    #: names).
+    ray_address: str = "auto"
+    #: Ray: the custom resource a node must offer to run an item (one unit per item); None
+    #: means the agent's name (``sim``, ``prime-agent``).
+    ray_resource: str | None = None
 
 
 @dataclass(frozen=True)
@@ -37,7 +74,7 @@ class RunConfig:
     runs_dir: Path = Path("runs")
     keep_workdir: bool = False
     baseline: Path | None = None
-    threshold: float = 0.05
+    threshold: float = DEFAULT_THRESHOLD
     fail_on: str = "unresolved"
     fixtures_root: Path = field(default=FIXTURES_ROOT)
     #: Where each item's auth.json/models.json come from (None: the user's agent home).
@@ -81,17 +118,24 @@ def effective_models(config: RunConfig) -> tuple[str, ...]:
     return models
 
 
-def load_fixtures(config: RunConfig) -> list[Fixture]:
-    names: list[str] = []
-    for name in config.fixtures:
+def expand_fixture_names(names: Sequence[str], root: Path) -> list[Path]:
+    """The fixture directories ``names`` (fixture names, paths or ``all``) stand for."""
+    paths: list[Path] = []
+    for name in names:
         if name == "all":
-            for summary in list_fixtures(config.fixtures_root):
+            for summary in list_fixtures(root):
                 if not summary.valid:  # never skip a broken fixture silently
                     raise summary.problems[0].to_error()
-                names.append(str(summary.path))
+                paths.append(summary.path)
         else:
-            names.append(name)
-    fixtures = [load_fixture(resolve_fixture(n, config.fixtures_root)) for n in names]
+            paths.append(resolve_fixture(name, root))
+    return paths
+
+
+def load_fixtures(config: RunConfig) -> list[Fixture]:
+    fixtures = [
+        load_fixture(p) for p in expand_fixture_names(config.fixtures, config.fixtures_root)
+    ]
     seen: dict[str, Path] = {}
     unique = []
     for fx in fixtures:

@@ -17,15 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.agents import adapter_class
 from harness.agents.base import AgentAdapter
-from harness.agents.prime_agent import PrimeAgentAdapter
 from harness.errors import UsageError
-from harness.item import manifest_dict
-from harness.plan import RunConfig, load_fixtures
-from harness.progress import Progress
-from harness.results import ItemStatus
-from harness.runner import execute_run
-from scorers.criteria import criterion_labels
+from harness.fixtures import load_fixture
+from harness.fixtures.lookup import fixtures_root
+from harness.item.scoring import manifest_dict
+from harness.model.item import ItemStatus
+from harness.plan import RunConfig, expand_fixture_names
+from harness.report.progress import Progress
+from harness.run.execute import execute_run
 
 #: A scripted run finishes in well under a minute; this only stops a wedged agent.
 SELFTEST_TIMEOUT_S = 300.0
@@ -86,23 +87,17 @@ class SelftestOutcome:
         return bool(self.rows) and all(r.ok for r in self.rows)
 
 
-def fixture_manifests(fixtures: Sequence[str]) -> list[dict[str, Any]]:
+def fixture_manifests(fixtures: Sequence[str], root: Path | None = None) -> list[dict[str, Any]]:
     """The manifests (answer keys) of the named fixtures, for the model server's oracle."""
-    config = RunConfig(
-        fixtures=tuple(fixtures), models=(), agent=PrimeAgentAdapter(binary="unused")
-    )
-    return [manifest_dict(fx.manifest) for fx in load_fixtures(config)]
-
-
-#: Where a real agent's binary is found when --agent-bin is not given (the tests and CI
-#: export these after installing the pinned clients).
-BINARY_ENV = {"prime-agent": "PRIME_AGENT_BIN", "claude-code": "CLAUDE_CODE_BIN"}
+    names = expand_fixture_names(fixtures, root or fixtures_root())
+    return [manifest_dict(load_fixture(path).manifest) for path in names]
 
 
 def agent_binary(agent: str, explicit: str | None) -> str | None:
-    """``--agent-bin``, else the agent's variable, else None (the adapter's own name)."""
-    name = agent.partition(":")[0]
-    return explicit or os.environ.get(BINARY_ENV.get(name, "")) or None
+    """``--agent-bin``, else the variable the agent's adapter names (the tests and CI export
+    it after installing the pinned client), else None (the adapter's own name on PATH)."""
+    var = adapter_class(agent.partition(":")[0]).binary_env
+    return explicit or (os.environ.get(var) if var else None) or None
 
 
 def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
@@ -119,17 +114,6 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
     return by_api[agent.model_api]
 
 
-def model_id(agent: AgentAdapter, server: ModelServer, script: str) -> str:
-    """The model selector that makes the server play ``script`` for this agent: prime-agent
-    names models ``provider/id`` (its models.json), Claude Code by the bare id."""
-    return f"{server.provider}/{script}" if agent.model_api == "openai-completions" else script
-
-
-def failing_criteria(item: dict[str, Any]) -> tuple[str, ...]:
-    """The failed gating criteria of an item, under the names report.md prints."""
-    return tuple(name for field, name in criterion_labels().items() if not item.get(field))
-
-
 def run_selftest(
     server: ModelServer,
     cases: Sequence[SelftestCase],
@@ -142,7 +126,7 @@ def run_selftest(
 ) -> SelftestOutcome:
     """Run every case on every fixture with the real agent and compare the verdicts."""
     home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
-    by_model = {model_id(agent, server, c.script): c for c in cases}
+    by_model = {agent.scripted_model(server.provider, c.script): c for c in cases}
     try:
         env = agent.scripted_endpoint(server.base_url, server.models_json(), home)
         config = RunConfig(
@@ -160,17 +144,17 @@ def run_selftest(
         shutil.rmtree(home, ignore_errors=True)
     rows = []
     for item in outcome.report.items:
-        case = by_model[item["model"]]
+        case = by_model[item.model]
         rows.append(
             SelftestRow(
-                fixture=item["fixture"],
+                fixture=item.fixture,
                 case=case,
-                status=item["status"],
-                failing=failing_criteria(item) if item["status"] != "error" else (),
-                error=item.get("error"),
-                turns=int(item.get("turns") or 0),
-                server_requests=server.requests_served(case.script, item["fixture"]),
-                item_dir=str(outcome.run_dir / "items" / item["item_dir"]),
+                status=item.status,
+                failing=item.failed_criteria,
+                error=item.facts.error,
+                turns=item.score.turns,
+                server_requests=server.requests_served(case.script, item.fixture),
+                item_dir=str(outcome.run_dir / "items" / item.item_dir),
             )
         )
     rows.sort(key=lambda r: (r.fixture, [c.script for c in cases].index(r.case.script)))

@@ -1,36 +1,29 @@
 """swarm-harness scorer: pure, dependency-free verdicts from collected artifacts.
 
-Parse, then judge: parsers (``scorers.prime_agent``, ``scorers.artifact``) turn raw bytes
-into agent-neutral records (``scorers.records``); one rule module per criterion judges
-them; ``scorers.score`` assembles the :class:`ItemScore`.
+Parse, then judge: each agent's parsers (``scorers.prime_agent``, ``scorers.claude_code``)
+turn raw bytes into agent-neutral records (``scorers.records``); one rule module per
+criterion judges them; ``scorers.score`` assembles the :class:`ItemScore`. The package root
+exports only what every agent shares; an agent's entry point is imported from its package.
 """
 
 from __future__ import annotations
 
-from scorers.prime_agent import score_prime_agent
+from scorers.records import RunEvidence
 from scorers.score import score_evidence, score_nothing
-from scorers.types import (
-    SCORE_SCHEMA_VERSION,
-    ChildSessionFile,
-    Manifest,
-    Opener,
-    PrimeAgentArtifacts,
-    Shard,
-)
-from scorers.verdict import DuplicateSpawn, ItemScore, UntracedShard, WrongAnswer
+from scorers.types import SCORE_SCHEMA_VERSION, Manifest, Opener, Shard
+from scorers.verdict import Check, DuplicateSpawn, ItemScore, UntracedShard, WrongAnswer
 
 __all__ = [
     "SCORE_SCHEMA_VERSION",
-    "ChildSessionFile",
+    "Check",
     "DuplicateSpawn",
     "ItemScore",
     "Manifest",
     "Opener",
-    "PrimeAgentArtifacts",
+    "RunEvidence",
     "Shard",
     "UntracedShard",
     "WrongAnswer",
     "score_evidence",
     "score_nothing",
-    "score_prime_agent",
 ]

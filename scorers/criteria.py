@@ -3,8 +3,8 @@ the report schema and the README's rubric all read.
 
 Adding a criterion is one rule module (its ``check_*`` function and a ``judge`` adapter
 that turns the shared :class:`ScoringContext` into a :class:`Judgement`) plus one entry in
-:data:`CRITERIA`. Its pass flag appears in every report item under its ``field``, its rate in
-every summary and comparison, its reason in ``failures``.
+:data:`CRITERIA`. Its verdict appears in every score's ``checks`` under its ``name``, its
+rate in every summary and comparison, its reason among the item's failures.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from scorers.delegation import check_delegation
 from scorers.edges import Edge, Replay, replay
 from scorers.provenance import check_provenance
 from scorers.receipts import find_missing_receipts
-from scorers.records import ReceiptIndex, RunEvidence
+from scorers.records import Bullet, ReceiptIndex, RunEvidence
 from scorers.types import Manifest
 
 #: Items named in one failure reason before the rest are summarised as "+N more".
@@ -53,7 +53,7 @@ class ScoringContext:
         return audit_spawns(self.history, (shard.worker for shard in self.manifest.shards))
 
     @property
-    def bullets(self):  # type: ignore[no-untyped-def]  # tuple[Bullet, ...] | None
+    def bullets(self) -> tuple[Bullet, ...] | None:
         answers = self.evidence.answers
         return answers.bullets if answers is not None else None
 
@@ -68,8 +68,9 @@ class Judgement:
     """A criterion's verdict on one run.
 
     ``failing`` names what fails it (shards, workers, children); ``reason`` is one line,
-    prefixed with the criterion's name, when it failed. ``details`` are extra report fields
-    this criterion fills (built-in criteria fill the :class:`ItemScore` fields named so).
+    prefixed with the criterion's name, when it failed. ``details`` are the evidence behind
+    the verdict: keys that name an :class:`ItemScore` field fill it, the rest are kept in the
+    criterion's :class:`Check`.
     """
 
     passed: bool
@@ -82,10 +83,8 @@ class Judgement:
 class Criterion:
     """One gating criterion: its names, what it checks, and its judge."""
 
-    #: Short name, used in tables and selftest expectations.
+    #: Its one name: in scores, reports, tables and selftest expectations.
     name: str
-    #: The pass flag's field in report items (kept stable across versions).
-    field: str
     #: One sentence for the rubric: what it checks.
     summary: str
     judge: Callable[[ScoringContext], Judgement]
@@ -193,19 +192,16 @@ def judge_provenance(ctx: ScoringContext) -> Judgement:
 CRITERIA: tuple[Criterion, ...] = (
     Criterion(
         "coverage",
-        "coverage",
         "the artifact answers every shard, and every answer to it is right",
         judge_coverage,
     ),
     Criterion(
         "delegation",
-        "delegation_evidence",
         "every shard's worker name is a live depth-1 child of this run's parent, backed by "
         "its own child session on disk",
         judge_delegation,
     ),
     Criterion(
-        "dedup",
         "dedup",
         "no spawn takes a worker name another live child holds, and depth-1 spawns stay "
         "within two per shard",
@@ -213,12 +209,10 @@ CRITERIA: tuple[Criterion, ...] = (
     ),
     Criterion(
         "receipts",
-        "receipts",
         "every depth-1 child, live or deleted, has a reply or a failure/terminal notice",
         judge_receipts,
     ),
     Criterion(
-        "provenance",
         "provenance",
         "every answer was stated by the shard's own child, which shows real work in its "
         "own session, in time order",
@@ -227,12 +221,7 @@ CRITERIA: tuple[Criterion, ...] = (
 )
 
 
-def criterion_fields() -> tuple[str, ...]:
-    """The pass-flag field of every criterion, in order (what reports and summaries
-    iterate); read at call time, so everything follows the registry."""
-    return tuple(c.field for c in CRITERIA)
-
-
-def criterion_labels() -> dict[str, str]:
-    """Report field -> short name (the column headings of report tables)."""
-    return {c.field: c.name for c in CRITERIA}
+def criterion_names() -> tuple[str, ...]:
+    """Every criterion's name, in order (what reports and summaries iterate); read at call
+    time, so everything follows the registry."""
+    return tuple(c.name for c in CRITERIA)

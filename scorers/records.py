@@ -113,6 +113,21 @@ class ChildReply(NamedTuple):
     at: str | None
 
 
+NoticeKind = Literal["notice", "failure"]
+
+
+class ChildNotice(NamedTuple):
+    """The runtime telling the parent that a child ended without a reply (``notice``:
+    finished silently, cancelled) or failed (``failure``), as the parent's transcript
+    recorded it. ``child_id`` is the spawn's child id; ``at`` is when the parent got it
+    (ISO-8601), ``None`` without a timestamp; ``text`` is what the parent was told."""
+
+    child_id: str
+    kind: NoticeKind
+    text: str
+    at: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class ReceiptIndex:
     """Evidence in the parent's transcript that children were heard from.
@@ -146,6 +161,8 @@ class SessionParse:
     usage: UsageTally
     malformed_lines: int = 0
     replies: tuple[ChildReply, ...] = ()
+    #: Every notice and failure, in transcript order (``receipts`` holds their child ids).
+    notices: tuple[ChildNotice, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,25 +25,22 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
     details: dict[str, object] = {}
     for criterion in rubric.CRITERIA:
         judgement = criterion.judge(ctx)
+        # Details land in the ItemScore fields of the same name where the score has them;
+        # the rest stay with the criterion's check, so nothing a judge reports is dropped.
+        own = {k: v for k, v in judgement.details.items() if k not in _SCORE_FIELDS}
+        details.update((k, v) for k, v in judgement.details.items() if k in _SCORE_FIELDS)
         checks.append(
             Check(
                 criterion.name,
-                criterion.field,
                 judgement.passed,
                 tuple(judgement.failing),
                 judgement.reason,
+                own,
             )
         )
-        # A criterion's rich details land in ItemScore fields of the same name, where the
-        # score has them; its flag, failing items and reason are always in ``checks``.
-        details.update((k, v) for k, v in judgement.details.items() if k in _SCORE_FIELDS)
-        if criterion.field in _SCORE_FIELDS:
-            details[criterion.field] = judgement.passed
     session = evidence.session
     usage = choose_usage(evidence.stream, session)
-    failures = tuple(c.reason or f"{c.name}: failed" for c in checks if not c.passed)
     return ItemScore(
-        resolved=all(c.passed for c in checks),
         **details,  # type: ignore[arg-type]  # the judges' fields, checked by the dataclass
         child_session_dirs=evidence.child_session_dirs,
         ledger_malformed_lines=evidence.ledger.malformed_lines,
@@ -63,7 +60,6 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
         model_reached=model_reached(usage.parent),
         agent_error=usage.parent.first_error,
         parent_session_id=session.header_id if session is not None else None,
-        failures=failures,
         checks=tuple(checks),
     )
 

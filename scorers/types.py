@@ -1,22 +1,24 @@
-"""Typed inputs and outputs of the scorer.
+"""Typed inputs of the scorer that every agent shares: the manifest and stream openers.
 
-The scorer is pure: it never opens a path itself. The collector (in ``harness``) hands it
-byte-stream *openers* for each artifact plus the list of child session files it found, and
-gets back an :class:`ItemScore`. Re-scoring a saved bundle builds the same inputs from the
-bundle and must give the identical verdict.
+The scorer is pure: it never opens a path itself. An agent's collector (in ``harness``)
+hands its parser byte-stream *openers* for each artifact (``scorers/<agent>/types.py`` says
+which), and gets back an :class:`ItemScore`. Re-scoring a saved bundle builds the same
+inputs from the bundle and must give the identical verdict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any
 
 #: Opens a fresh binary stream over one artifact. Called at most a few times per score.
 Opener = Callable[[], IO[bytes]]
 
 #: 2: the ``provenance`` criterion and its fields. 3: ``checks``, one per registry criterion.
-SCORE_SCHEMA_VERSION = 3
+#: 4: ``checks`` is the only record of each verdict (no pass flags, ``resolved`` or
+#: ``failures`` beside it); a check has ``details`` and no ``field``.
+SCORE_SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -57,36 +59,3 @@ class Manifest:
                 for s in data["shards"]
             ),
         )
-
-
-@dataclass(frozen=True)
-class ChildSessionFile:
-    """A child session file the collector really found on disk.
-
-    ``subdirs`` is the chain of ``sub-XXXXXXXX`` directories below
-    ``session-artifacts/<parent header id>/`` (one entry for a depth-1 child, two for a
-    grandchild); ``file_name`` is the ``.jsonl`` file inside the last one; ``opener``
-    reads it (``None``: listed but unreadable, so it shows no work).
-    """
-
-    subdirs: tuple[str, ...]
-    file_name: str
-    opener: Opener | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class PrimeAgentArtifacts:
-    """What one prime-agent run left on disk, as the collector found it.
-
-    ``parent_session_paths`` are the spellings (canonical and plain absolute forms) of the parent
-    transcript's absolute path as the agent itself would have written it into the ledger's
-    ``parent`` field; edges whose ``parent`` matches none of them belong to another root.
-    A missing artifact is ``None``.
-    """
-
-    parent_session_paths: tuple[str, ...]
-    ledger: Opener | None = None
-    parent_transcript: Opener | None = None
-    stdout: Opener | None = None
-    artifact: Opener | None = None
-    child_sessions: tuple[ChildSessionFile, ...] = field(default_factory=tuple)

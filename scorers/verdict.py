@@ -1,16 +1,21 @@
 """The scorer's output: one :class:`ItemScore` per run, JSON-serialisable both ways.
 
 ``to_dict`` turns tuples into lists and nested records into objects; ``from_dict`` checks
-every field's type and turns them back, so ``ItemScore.from_dict(s.to_dict()) == s``.
+every field's type and turns them back (:mod:`scorers.codec`), so
+``ItemScore.from_dict(s.to_dict()) == s``.
+
+Each criterion's verdict lives once, in ``checks`` (one :class:`Check` per registry
+criterion): whether the run is resolved and why not are read from there, never stored
+beside it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
-from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any
 
+from scorers.codec import decode, encode
 from scorers.types import SCORE_SCHEMA_VERSION
 
 
@@ -43,37 +48,35 @@ class UntracedShard:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Check:
-    """One gating criterion's verdict (``scorers.criteria``): generic, whatever the rule."""
+    """One gating criterion's verdict (``scorers.criteria``): generic, whatever the rule.
+
+    ``details`` holds what the criterion reported that :class:`ItemScore` has no field for
+    (a new criterion's evidence), so nothing a judge says is dropped.
+    """
 
     name: str
-    field: str
     passed: bool
     failing: tuple[str, ...]
     reason: str | None
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ItemScore:
     """The verdict on one run, with the evidence behind each criterion."""
 
-    resolved: bool
-    coverage: bool
     missing_shards: tuple[str, ...]
     wrong_answers: tuple[WrongAnswer, ...]
-    delegation_evidence: bool
     live_depth1_edges: int
     distinct_worker_names: int
     child_session_dirs: int
     verified_shard_workers: tuple[str, ...]
     unverified_shard_workers: tuple[str, ...]
-    dedup: bool
     duplicate_spawns: int
     duplicate_spawn_details: tuple[DuplicateSpawn, ...]
     total_spawns: int
     spawn_budget: int
-    receipts: bool
     missing_receipts: tuple[str, ...]
-    provenance: bool
     untraced_shards: tuple[str, ...]
     untraced_shard_details: tuple[UntracedShard, ...]
     ledger_malformed_lines: int
@@ -91,77 +94,46 @@ class ItemScore:
     model_reached: bool
     agent_error: str | None
     parent_session_id: str | None
-    failures: tuple[str, ...]
-    #: Every criterion of the registry, in order; the flat flags above mirror the built-in ones.
+    #: Every criterion of the registry, in order: the one record of each verdict.
     checks: tuple[Check, ...] = ()
     schema_version: int = SCORE_SCHEMA_VERSION
 
+    @property
+    def resolved(self) -> bool:
+        """Every criterion passed (a score with no checks resolves nothing)."""
+        return bool(self.checks) and all(c.passed for c in self.checks)
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        """One reason per failed criterion, in registry order."""
+        return tuple(c.reason or f"{c.name}: failed" for c in self.checks if not c.passed)
+
+    @property
+    def failed_criteria(self) -> tuple[str, ...]:
+        """The names of the failed criteria, in registry order."""
+        return tuple(c.name for c in self.checks if not c.passed)
+
+    def check(self, name: str) -> Check | None:
+        """The verdict of criterion ``name``, or ``None`` when this score did not judge it
+        (a score of an older rubric)."""
+        return next((c for c in self.checks if c.name == name), None)
+
+    def passed(self, name: str) -> bool | None:
+        """Whether criterion ``name`` passed; ``None`` when it was not judged."""
+        found = self.check(name)
+        return None if found is None else found.passed
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (tuples become lists)."""
-        return typing.cast(dict[str, Any], _encode(self))
+        return typing.cast(dict[str, Any], encode(self))
 
     @classmethod
     def from_dict(cls, data: object) -> ItemScore:
         """The inverse of :meth:`to_dict`; raises ``ValueError`` on any mismatch."""
-        score = _decode(cls, data, "ItemScore")
+        score = decode(cls, data, "ItemScore")
         if score.schema_version != SCORE_SCHEMA_VERSION:
             raise ValueError(
                 f"ItemScore.schema_version: {score.schema_version}, "
                 f"this scorer reads {SCORE_SCHEMA_VERSION}"
             )
         return score
-
-
-def _encode(value: object) -> object:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple | list):
-        return [_encode(item) for item in value]
-    return value
-
-
-_T = TypeVar("_T")
-
-
-def _decode(hint: type[_T], value: object, where: str) -> _T:
-    """Check ``value`` against the type ``hint`` and rebuild it."""
-    return typing.cast(_T, _decode_any(hint, value, where))
-
-
-def _decode_any(hint: object, value: object, where: str) -> object:
-    origin = get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        for option in get_args(hint):
-            try:
-                return _decode_any(option, value, where)
-            except ValueError:
-                continue
-        raise ValueError(f"{where}: {value!r} is not {hint}")
-    if origin is tuple:
-        (item_hint, _ellipsis) = get_args(hint)
-        if not isinstance(value, list | tuple):
-            raise ValueError(f"{where}: expected a list, got {type(value).__name__}")
-        return tuple(_decode_any(item_hint, item, f"{where}[{i}]") for i, item in enumerate(value))
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _decode_record(hint, value, where)
-    if hint is type(None):
-        if value is None:
-            return None
-        raise ValueError(f"{where}: expected null, got {value!r}")
-    if hint is int and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if hint in (bool, str) and type(value) is hint:
-        return value
-    raise ValueError(f"{where}: expected {getattr(hint, '__name__', hint)}, got {value!r}")
-
-
-def _decode_record(cls: type, value: object, where: str) -> object:
-    if not isinstance(value, dict):
-        raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
-    hints = get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(value) - set(names))
-    missing = [name for name in names if name not in value]
-    if unknown or missing:
-        raise ValueError(f"{where}: unknown fields {unknown}, missing fields {missing}")
-    return cls(**{name: _decode_any(hints[name], value[name], f"{where}.{name}") for name in names})

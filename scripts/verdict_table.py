@@ -51,19 +51,24 @@ def harness(*args: str) -> dict:
     return json.loads(done.stdout)
 
 
+#: Report field of a criterion in older reports -> its one name.
+OLD_NAMES = {"delegation_evidence": "delegation"}
+
+
 def row(source: str, name: str, item: dict) -> str:
-    failing = [c for c in CRITERIA if item.get(c) is False]
-    if "checks" in item:  # the registry's verdicts, whatever the flat fields are called
-        failing = [c["field"] for c in item["checks"] if not c["passed"]]
-    tokens = item.get("usage", {}).get("total_tokens", item.get("tokens_used"))
+    """One item of any report version (flat until version 3, nested ``score`` and
+    ``facts`` since version 4) as a table row; criteria by their one name."""
+    score, facts = item.get("score", item), item.get("facts", item)
+    checks = score.get("checks") or [{"name": c, "passed": item.get(c)} for c in CRITERIA]
+    failing = [OLD_NAMES.get(c["name"], c["name"]) for c in checks if c["passed"] is False]
     cells = (
         source,
         name,
         item.get("status", "?"),
         ",".join(failing) or "-",
-        str(tokens),
-        str(item.get("turns")),
-        (item.get("error") or "")[:60],
+        str(score.get("tokens_used")),
+        str(score.get("turns")),
+        (facts.get("error") or "")[:60],
     )
     return "\t".join(cells)
 

@@ -23,65 +23,24 @@ def real_runs() -> Path:
 
 # ------------------------------------------------------------------ the real agent CLI
 
-#: The packaged real CLI beside the repo (CI has ``../shared``); install.sh puts it here.
-SHARED_AGENT = REPO_ROOT.parent / "shared" / "prime-agent"
-#: install.sh fetches node and a kernel venv: about 25 s with warm caches, minutes cold.
+#: Installing a client from the npm registry: about 400 MB unpacked, minutes with a cold cache.
 INSTALL_TIMEOUT_S = 900
 
 
-def _agent_version() -> str:
-    version_file = SHARED_AGENT / "VERSION"
-    if version_file.is_file():
-        for line in version_file.read_text(encoding="utf-8").splitlines():
-            key, _, value = line.partition("=")
-            if key.strip() == "version" and value.strip():
-                return value.strip()
-    return "0.8.0"
-
-
-def agent_cache_dir() -> Path:
-    """install.sh's default target: ``${XDG_CACHE_HOME:-~/.cache}/prime-agent-<version>``."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / f"prime-agent-{_agent_version()}"
-
-
-def locate_real_agent() -> tuple[Path | None, str]:
-    """``$PRIME_AGENT_BIN``, else the cache install, else install ``../shared/prime-agent``.
-
-    Returns the binary, or None and the reason it is unavailable.
-    """
-    configured = os.environ.get("PRIME_AGENT_BIN")
-    if configured:
-        path = Path(configured)
-        if path.is_file() and os.access(path, os.X_OK):
-            return path, ""
-        return None, f"PRIME_AGENT_BIN={configured} is not an executable file"
-    cached = agent_cache_dir() / "bin" / "prime-agent"
-    if cached.is_file() and os.access(cached, os.X_OK):
-        return cached, ""
-    installer = SHARED_AGENT / "install.sh"
-    if not installer.is_file():
-        return None, f"no real prime-agent: PRIME_AGENT_BIN unset, {cached} and {installer} absent"
-    done = subprocess.run(
-        ["bash", str(installer), str(agent_cache_dir())],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    if done.returncode != 0 or not cached.is_file():
-        tail = (done.stderr or done.stdout).strip()[-500:]
-        return None, f"installing {installer} failed (exit {done.returncode}): {tail}"
-    return cached, ""
-
-
 @pytest.fixture(scope="session")
-def real_agent_bin() -> Path:
-    """The real prime-agent CLI, or a skip saying why there is none."""
-    binary, reason = locate_real_agent()
-    if binary is None:
-        pytest.skip(reason)
-    return binary
+def prime_agent_bin() -> Path:
+    """The user's own prime-agent CLI from ``$PRIME_AGENT_BIN`` (it is not redistributed
+    with the harness), or a skip saying why there is none."""
+    configured = os.environ.get("PRIME_AGENT_BIN")
+    if not configured:
+        pytest.skip(
+            "no real prime-agent: set PRIME_AGENT_BIN to your own CLI (it is not "
+            "redistributed; tests/data/real-runs holds captures of real runs instead)"
+        )
+    path = Path(configured)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.skip(f"PRIME_AGENT_BIN={configured} is not an executable file")
+    return path
 
 
 #: Markers of tiers that are slow by nature: their tests belong to the slow tier too, so the

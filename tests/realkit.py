@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from harness.procs import ITEM_TOKEN_VAR
+from harness.agents.env import ITEM_TOKEN_VAR
 
 
 def tree(root: Path) -> list[str]:

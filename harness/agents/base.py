@@ -3,11 +3,12 @@
 The runner, scheduler, workspace, reports and statistics know no agent by name: they hold
 an :class:`AgentAdapter` and call it at fixed points of an item's life::
 
-    prepare(item) -> Launch     make the agent's own dirs in the workdir; argv and env
+    prepare(item) -> Launch       make the agent's own dirs in the workdir; argv and env
     (the harness runs argv in the repo, with a timeout, and owns every process it starts)
-    stop(item, launch, early)   end what the agent left running (e.g. a daemon)
-    collect(item, launch, dir)  copy its artifacts into the item's bundle (bounded, redacted)
-    score(dir, meta, manifest)  parse the bundle into agent-neutral evidence and judge it
+    stop(launch, early)           end what the agent left running (e.g. a daemon)
+    collect(launch, dir)          copy its artifacts into the item's bundle (bounded, redacted)
+    evidence(dir, meta, manifest) parse the bundle into agent-neutral evidence, which the
+                                  rubric judges (``score``) and ``show`` tells
 
 Adding an agent is one package under ``harness/agents/`` with a subclass, plus one line in
 ``harness/agents/__init__.py``'s registry. Its parsers live in ``scorers/<agent>/`` and
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.errors import UsageError
-from scorers import ItemScore
+from scorers import ItemScore, RunEvidence, score_evidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
@@ -100,17 +101,6 @@ class Collected:
     record: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class BundleFiles:
-    """Where a bundle keeps the files a person reads to follow a run (``show``, the HTML
-    drill-down); None where the agent keeps no such file. ``ledger`` is a spawn ledger in
-    prime-agent's format, ``transcript`` the parent transcript in the same format."""
-
-    artifact: Path | None = None
-    ledger: Path | None = None
-    transcript: Path | None = None
-
-
 class AgentAdapter(ABC):
     """One kind of agent: how to launch it, end it, collect and score what it left.
 
@@ -128,6 +118,12 @@ class AgentAdapter(ABC):
 
     #: Whether ``--agent NAME:OPTIONS`` means anything to this agent (else refused).
     takes_options: ClassVar[bool] = False
+    #: The environment variable naming the agent's binary for the test tiers and ``selftest``
+    #: when ``--agent-bin`` is not given (e.g. ``CLAUDE_CODE_BIN``); None: only PATH.
+    binary_env: ClassVar[str | None] = None
+    #: The longest Unix socket path the agent binds below its workdir (relative to it): the
+    #: workdir is placed where that path fits the kernel's 108-byte limit. None: no socket.
+    longest_socket: ClassVar[str | None] = None
 
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
         if options and not self.takes_options:
@@ -163,6 +159,11 @@ class AgentAdapter(ABC):
         the environment variables it needs. Agents without a model API refuse."""
         raise UsageError(f"{self.name} talks to no model server")
 
+    def scripted_model(self, provider: str, script: str) -> str:
+        """The model selector that makes a scripted model server play ``script`` for this
+        agent (``selftest``); by default the bare script name."""
+        return script
+
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail)."""
         return []
@@ -170,7 +171,7 @@ class AgentAdapter(ABC):
     def resolve_command(self) -> list[str]:
         """The argv prefix that starts the agent; raises AgentLaunchError if unusable
         (default: the binary, checked by :func:`harness.launch.resolve_binary`)."""
-        from harness.launch import resolve_binary
+        from harness.agents.env import resolve_binary
 
         return resolve_binary(self.binary)
 
@@ -204,11 +205,12 @@ class AgentAdapter(ABC):
         """Copy the artifacts into ``item_dir`` (bounded, no symlink followed, secrets
         redacted), laid out so that :meth:`score` finds them there."""
 
-    def bundle_files(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> BundleFiles:
-        """The bundle's files for a person to read (default: just the artifact)."""
-        path = item_dir / "repo" / artifact
-        return BundleFiles(artifact=path if path.is_file() and not path.is_symlink() else None)
-
     @abstractmethod
+    def evidence(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> RunEvidence:
+        """Parse a bundle (a live item's or a saved one's) into agent-neutral evidence with
+        the agent's parsers in ``scorers/<agent>/``: what the rubric judges and what
+        ``show`` and the HTML drill-down tell a person."""
+
     def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
-        """Score a bundle (a live item's or a saved one's) with the pure scorer."""
+        """Score a bundle with the pure scorer."""
+        return score_evidence(self.evidence(item_dir, meta, manifest), manifest)

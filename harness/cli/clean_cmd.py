@@ -15,7 +15,7 @@ def clean_cmd() -> None:
     Only runs whose harness process is gone are touched; a live run's processes and dirs
     never are. Every run does this on its own at start; this command does it now.
     """
-    from harness.leftovers import clean_leftovers
+    from harness.item.leftovers import clean_leftovers
 
     done = clean_leftovers()
     for k in done.killed:

@@ -10,22 +10,16 @@ import click
 
 from harness.cli.errors import translate_errors
 from harness.cli.options import option
-from harness.cli.params import RunDirType, runs_dir_option
+from harness.cli.params import RunDirType, fail_on_option, runs_dir_option, threshold_option
 from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED
 
 
 @click.command("compare")
 @click.argument("baseline", type=RunDirType(exists=True, path_type=Path))
 @click.argument("candidate", type=RunDirType(exists=True, path_type=Path))
-@option("--threshold", default=0.05, type=float, help="Practical threshold (rate difference).")
+@threshold_option
 @option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
-@option(
-    "--fail-on",
-    type=click.Choice(["none", "regression"]),
-    default="none",
-    help="Exit 1 when the gate fails: a regressed overall verdict, or a fixture x model "
-    "only one run scored.",
-)
+@fail_on_option("none", ("none", "regression"))
 @runs_dir_option
 @translate_errors
 def compare_cmd(
@@ -37,19 +31,19 @@ def compare_cmd(
     runs_dir: Path,
 ) -> None:
     """Compare CANDIDATE against BASELINE (run dirs, report.json files, or 'latest')."""
-    from harness.compare import compare, gate_failed, load_report
-    from harness.report import comparison_markdown
-    from harness.runs import resolve_run
+    from harness.model.report import load_report
+    from harness.report.markdown import comparison_markdown
+    from harness.runs.catalog import resolve_run
+    from harness.stats.compare import compare, gate_failed
 
     baseline, candidate = resolve_run(baseline, runs_dir), resolve_run(candidate, runs_dir)
-
     base, cand = load_report(baseline), load_report(candidate)
-    result = compare(base["items"], cand["items"], threshold, str(baseline))
+    result = compare(base.items, cand.items, threshold, str(baseline))
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         click.echo("\n".join(comparison_markdown(result)).strip())
     if fail_on == "regression" and gate_failed(result):
-        click.echo("gate fails: " + "; ".join(result["gate"]["reasons"]), err=True)
+        click.echo("gate fails: " + "; ".join(result.gate.reasons), err=True)
         sys.exit(EXIT_UNRESOLVED)
     sys.exit(EXIT_RESOLVED)

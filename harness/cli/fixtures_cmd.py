@@ -11,7 +11,8 @@ from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 from harness.errors import EXIT_USAGE
 from harness.fixtures import TASK_NAME, list_fixtures, resolve_fixture, validate_fixture
-from harness.scaffold import fixture_warnings, fixtures_root, new_fixture, regenerated_task
+from harness.fixtures.lookup import fixtures_root
+from harness.fixtures.scaffold import fixture_warnings, new_fixture, regenerated_task
 
 
 @click.group("fixtures")

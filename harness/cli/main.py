@@ -12,6 +12,7 @@ import click
 from harness import __version__
 from harness.cli.clean_cmd import clean_cmd
 from harness.cli.compare_cmd import compare_cmd
+from harness.cli.config import load_default_map
 from harness.cli.fixtures_cmd import fixtures_group
 from harness.cli.report_cmd import report_cmd
 from harness.cli.run_cmd import run_cmd
@@ -19,7 +20,6 @@ from harness.cli.runs_cmd import runs_group
 from harness.cli.score_cmd import score_cmd
 from harness.cli.selftest_cmd import selftest_cmd
 from harness.cli.show_cmd import show_cmd
-from harness.config import load_default_map
 from harness.errors import EXIT_INTERRUPTED, HarnessError
 
 EXIT_CODES_HELP = """\b

@@ -33,15 +33,18 @@ from harness.cli.params import RunDirType, runs_dir_option
 @translate_errors
 def report_cmd(run_dir: Path | str, fmt: str, output: Path | None, runs_dir: Path) -> None:
     """Render the report of RUN_DIR (a run directory, its report.json, or 'latest')."""
-    from harness.report import read_report, render_junit, render_markdown
-    from harness.runs import resolve_run
+    from harness.model.report import load_report, report_path
+    from harness.runs.catalog import resolve_run
 
-    report, where = read_report(resolve_run(run_dir, runs_dir))
+    where = report_path(resolve_run(run_dir, runs_dir)).parent
+    report = load_report(where)
     if fmt == "html":
-        from harness.html_report import HTML_FILE, render_html
+        from harness.report.html import HTML_FILE, render_html
+        from harness.report.write import item_stories
 
         target = output or where / HTML_FILE
-        page = render_html(report, where, None if str(target) == "-" else target.parent)
+        base = None if str(target) == "-" else target.parent
+        page = render_html(report, where, item_stories(where, report), base)
         if str(target) == "-":
             click.echo(page, nl=False)
         else:
@@ -51,8 +54,12 @@ def report_cmd(run_dir: Path | str, fmt: str, output: Path | None, runs_dir: Pat
     if fmt == "json":
         text = json.dumps(report.to_dict(), indent=2) + "\n"
     elif fmt == "junit":
+        from harness.report.junit import render_junit
+
         text = render_junit(report)
     else:
+        from harness.report.markdown import render_markdown
+
         text = render_markdown(report, where)
     if output is None or str(output) == "-":
         click.echo(text, nl=False)

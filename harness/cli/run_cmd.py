@@ -13,11 +13,11 @@ from click.core import ParameterSource
 
 from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
-from harness.cli.params import RunDirType
+from harness.cli.params import RunDirType, fail_on_option, runs_dir_option, threshold_option
 from harness.errors import UsageError
 
 if TYPE_CHECKING:
-    from harness.runner import RunOutcome
+    from harness.model.report import RunOptions
 
 
 def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
@@ -58,12 +58,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     help="Path or name of the agent's binary (default: the agent's own, e.g. prime-agent).",
 )
 @option("--timeout", default=1800.0, type=float, help="Seconds before one agent run is stopped.")
-@option(
-    "--runs-dir",
-    default="runs",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Where run directories are written.",
-)
+@runs_dir_option
 @option(
     "--keep-workdir", is_flag=True, help="Keep each item's temporary workdir (path in item.json)."
 )
@@ -96,19 +91,8 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     help="A previous run dir or report.json to compare this run against, or 'latest' "
     "(the newest finished run under --runs-dir).",
 )
-@option(
-    "--threshold",
-    default=0.05,
-    type=float,
-    help="Practical threshold for verdicts, as a rate difference (0.05 = 5 points).",
-)
-@option(
-    "--fail-on",
-    type=click.Choice(["unresolved", "regression"]),
-    default="unresolved",
-    help="What makes the exit code 1: any unresolved item, or a failed comparison gate "
-    "(a regressed overall verdict, or a fixture x model only one run scored).",
-)
+@threshold_option
+@fail_on_option("unresolved", ("unresolved", "regression"))
 @option(
     "--dry-run",
     is_flag=True,
@@ -150,12 +134,12 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
     # Imported here so that `--help` and the other commands start fast.
     from harness.agents import parse_agent
-    from harness.executors import ExecutorSettings
-    from harness.plan import RunConfig
-    from harness.progress import Progress
-    from harness.runner import execute_run, stored_options
-    from harness.runs import resolve_run
-    from harness.scaffold import fixtures_root
+    from harness.fixtures.lookup import fixtures_root
+    from harness.plan import ExecutorSettings, RunConfig
+    from harness.report.console import summary_text
+    from harness.report.progress import Progress
+    from harness.run.execute import execute_run, stored_options
+    from harness.runs.catalog import resolve_run
 
     resume: Path | None = None
     if options["resume"] is not None:
@@ -184,23 +168,23 @@ def run_cmd(ctx: click.Context, **options: Any) -> None:
         ),
     )
     if options["dry_run"]:
-        from harness.dryrun import dry_run
+        from harness.run.dryrun import dry_run
 
         plan = dry_run(config, resume)
         click.echo("\n".join(plan.lines()))
         sys.exit(plan.exit_code)
-    outcome = execute_run(config, Progress(timeout_s=config.timeout_s), resume=resume)
+    outcome = execute_run(config, Progress(), resume=resume)
+    report = outcome.report
     if options["as_json"]:
-        click.echo(json.dumps(outcome.report.to_dict(), indent=2))
-        gate = (outcome.report.comparison or {}).get("gate") or {"passed": True}
-        if not gate["passed"]:
-            click.echo("gate fails: " + "; ".join(gate["reasons"]), err=True)
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        if report.comparison is not None and not report.comparison.gate.passed:
+            click.echo("gate fails: " + "; ".join(report.comparison.gate.reasons), err=True)
     else:
-        click.echo(summary_text(outcome))
+        click.echo(summary_text(report, outcome.run_dir, outcome.exit_code))
     sys.exit(outcome.exit_code)
 
 
-#: run.json option key -> run parameter name, for options --resume takes from the stored run.
+#: Options --resume takes from the stored run when not given: run.json key -> parameter.
 _STORED = {
     "trials": "trials",
     "seed": "seed",
@@ -213,7 +197,7 @@ _STORED = {
 }
 
 
-def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: dict[str, Any]) -> None:
+def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: RunOptions) -> None:
     """With --resume, every option not given explicitly comes from the original run."""
 
     def unset(name: str) -> bool:
@@ -223,61 +207,17 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: dict[
         )
 
     if unset("fixtures"):
-        options["fixtures"] = tuple(stored.get("fixture_paths") or stored.get("fixtures") or ())
-    kind = str(stored.get("agent_kind") or "prime-agent")
-    if unset("models") and kind != "sim":
-        options["models"] = tuple(stored.get("models") or ())
+        options["fixtures"] = stored.fixture_paths or stored.fixtures
+    if unset("models"):
+        options["models"] = stored.models
     if unset("agent"):
-        if kind == "sim":  # older runs recorded the behaviours only in the label
-            options["agent"] = str(stored.get("agent") or "sim")
-        else:
-            extra = stored.get("agent_options")
-            options["agent"] = f"{kind}:{extra}" if extra else kind
-    if unset("provider_caps") and stored.get("provider_caps"):
-        options["provider_caps"] = tuple(f"{k}={v}" for k, v in stored["provider_caps"].items())
-    if unset("baseline") and stored.get("baseline"):
-        options["baseline"] = Path(stored["baseline"])
+        kind, extra = stored.agent_kind, stored.agent_options
+        options["agent"] = f"{kind}:{extra}" if extra else kind
+    if unset("provider_caps") and stored.provider_caps:
+        options["provider_caps"] = tuple(f"{k}={v}" for k, v in stored.provider_caps.items())
+    if unset("baseline") and stored.baseline:
+        options["baseline"] = Path(stored.baseline)
     for key, name in _STORED.items():
-        if unset(name) and stored.get(key) is not None:
-            options[name] = stored[key]
-
-
-def summary_text(outcome: RunOutcome) -> str:
-    """The result on stdout: per fixture x model, the comparison and the report path. Item
-    lines went to stderr as each item finished (harness.progress) and are not repeated."""
-    from harness.compare import format_pp
-    from scorers.criteria import criterion_fields
-
-    report = outcome.report
-    lines = []
-    for s in report.summary:
-        ci = s["ci"]
-        rate = "n/a" if s["rate"] is None else f"{100 * s['rate']:.0f}%"
-        ci_txt = "" if not ci else f", 95% CI [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]"
-        unresolved = s["n"] - s["resolved"]
-        failing = [
-            f"{c} {s['n'] - s['criteria'][c]['count']}"
-            for c in criterion_fields()
-            if s["n"] and s["criteria"][c].get("count", s["n"]) < s["n"]
-        ]
-        lines.append(
-            f"{s['fixture']} x {s['model']}: {s['resolved']}/{s['n']} resolved ({rate}{ci_txt}), "
-            f"{unresolved} unresolved, {s['errors']} errors"
-            + (f"; failed criteria: {', '.join(failing)}" if failing else "")
-        )
-    cmp = report.comparison
-    if cmp:
-        o = cmp["overall"]
-        ci = o.get("ci")
-        ci_txt = f", 95% CI [{format_pp(ci[0])}, {format_pp(ci[1])}]" if ci else ""
-        lines.append(f"vs baseline: {o['verdict']} ({format_pp(o['delta'])}{ci_txt})")
-        for side in ("candidate", "baseline"):
-            for m in cmp.get(f"missing_in_{side}") or []:
-                lines.append(f"missing in the {side}: {m['fixture']}:{m['model']} ({m['reason']})")
-        gate = cmp.get("gate") or {}
-        if not gate.get("passed"):
-            lines.append("gate fails: " + "; ".join(gate.get("reasons") or []))
-    if report.interrupted:
-        lines.append(f"interrupted: resume with --resume {outcome.run_dir}")
-    lines.append(f"report: {outcome.run_dir / 'report.json'} (exit {outcome.exit_code})")
-    return "\n".join(lines)
+        value = getattr(stored, key)
+        if unset(name) and value is not None:
+            options[name] = value

@@ -23,7 +23,7 @@ def runs_group() -> None:
 @translate_errors
 def list_cmd(runs_dir: Path, as_json: bool) -> None:
     """List the runs under --runs-dir, oldest first: status complete, interrupted or running."""
-    from harness.runs import list_runs
+    from harness.runs.catalog import list_runs
 
     runs = list_runs(runs_dir)
     if as_json:

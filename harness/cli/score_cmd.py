@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import translate_errors
-from harness.cli.options import option
+from harness.cli.options import fixtures_dir_option, option
 
 
 @click.command("score")
@@ -19,10 +19,13 @@ from harness.cli.options import option
     metavar="NAME|PATH",
     help="Score against this fixture instead of the manifest saved in the item.",
 )
+@fixtures_dir_option
 @translate_errors
-def score_cmd(item_dir: Path, fixture: str | None) -> None:
+def score_cmd(item_dir: Path, fixture: str | None, fixtures_dir: Path | None) -> None:
     """Re-score ITEM_DIR (a run's items/<key>/) and print the item JSON."""
-    from harness.rescore import rescore_item
+    from harness.fixtures import resolve_fixture
+    from harness.fixtures.lookup import fixtures_root
+    from harness.item.scoring import rescore_item
 
-    result = rescore_item(item_dir, fixture)
-    click.echo(json.dumps(result.to_dict(), indent=2))
+    path = resolve_fixture(fixture, fixtures_root(fixtures_dir)) if fixture else None
+    click.echo(json.dumps(rescore_item(item_dir, path).to_dict(), indent=2))

@@ -9,6 +9,7 @@ import click
 
 from harness.cli.errors import translate_errors
 from harness.cli.options import option
+from harness.cli.params import runs_dir_option
 
 
 @click.command("selftest")
@@ -33,12 +34,7 @@ from harness.cli.options import option
     help="Fixture name under fixtures/ or a fixture directory; repeat, or 'all'.",
 )
 @option("--concurrency", default=3, type=int, help="Agents running at once.")
-@option(
-    "--runs-dir",
-    default="runs",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Where the selftest's run directory is written.",
-)
+@runs_dir_option
 @option("--timeout", default=300.0, type=float, help="Seconds before one agent run is stopped.")
 @translate_errors
 def selftest_cmd(
@@ -57,7 +53,7 @@ def selftest_cmd(
     verdict, actual verdict, ok. Exits 0 iff every row holds.
     """
     from harness.agents import parse_agent
-    from harness.progress import Progress
+    from harness.report.progress import Progress
     from harness.selftest import (
         SelftestCase,
         agent_binary,

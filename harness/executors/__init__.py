@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 
 from harness.errors import UsageError
-from harness.executors.base import Executor, ExecutorSettings
+from harness.executors.base import Executor
+from harness.plan import ExecutorSettings
 
 #: name -> "module:class". Adding an executor: one module here, one line in this table.
 REGISTRY: dict[str, str] = {

@@ -10,28 +10,13 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar
 
-from harness.item import ItemOptions, WorkItem
-from harness.results import ItemResult
-from harness.scheduler import Slot
-
-
-@dataclass(frozen=True)
-class ExecutorSettings:
-    """What ``--executor`` and its options say. Executor-specific fields are ignored by the
-    others."""
-
-    name: str = "local"
-    #: Ray: the cluster to join (``auto``: the one ``RAY_ADDRESS`` or a local ``ray start``
-    #: names).
-    ray_address: str = "auto"
-    #: Ray: the custom resource a node must offer to run an item (one unit per item); None
-    #: means the agent's name (``sim``, ``prime-agent``).
-    ray_resource: str | None = None
+from harness.item.lifecycle import ItemOptions, Slot
+from harness.model.item import ItemResult
+from harness.plan import ExecutorSettings, WorkItem
 
 
 class Executor(ABC):

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from harness.executors.base import Executor
-from harness.item import ItemOptions, WorkItem, run_item
-from harness.results import ItemResult
-from harness.scheduler import Slot
+from harness.item.lifecycle import ItemOptions, Slot, run_item
+from harness.model.item import ItemResult
+from harness.plan import WorkItem
 
 
 class LocalExecutor(Executor):

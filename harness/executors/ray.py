@@ -37,14 +37,16 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.bundle import write_json_atomic
+from harness.agents.env import ITEM_TOKEN_VAR
 from harness.errors import ExecutorError, UsageError
-from harness.executors.base import Executor, ExecutorSettings
+from harness.executors.base import Executor
+from harness.files import write_json_atomic
 from harness.fixtures import SHARDS_DIR
-from harness.item import ItemOptions, WorkItem, facts_from_meta, make_result, run_item, score_bundle
-from harness.procs import ITEM_TOKEN_VAR, become_subreaper, reap_orphans, terminate
-from harness.results import ItemResult
-from harness.scheduler import Slot
+from harness.item.lifecycle import ItemOptions, Slot, run_item
+from harness.item.processes import become_subreaper, reap_orphans, terminate
+from harness.item.scoring import facts_from_meta, make_result, score_bundle
+from harness.model.item import ItemResult
+from harness.plan import ExecutorSettings, WorkItem
 
 #: How often the head checks a running task against the run's stop.
 POLL_S = 0.2

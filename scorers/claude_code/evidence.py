@@ -32,6 +32,7 @@ from scorers.claude_code.subagent import (
 )
 from scorers.claude_code.types import ClaudeCodeArtifacts, SubagentFile
 from scorers.records import (
+    ChildNotice,
     ChildReply,
     ChildSession,
     LedgerParse,
@@ -126,14 +127,14 @@ def _session(
 ) -> SessionParse:
     spawn_ids = {s.tool_use_id for s in parent.spawns}
     replied: set[str] = set()
-    noticed: set[str] = set()
     replies: list[ChildReply] = []
+    notices: list[ChildNotice] = []
     for delivery in parent.deliveries:
         agent_id = ids.get(delivery.tool_use_id)
         if delivery.tool_use_id not in spawn_ids or agent_id is None:
             continue
         if delivery.outcome == "failed":
-            noticed.add(agent_id)
+            notices.append(ChildNotice(agent_id, "failure", "", delivery.at))
             continue
         replied.add(agent_id)
         sub = subagents.get(agent_id)
@@ -142,11 +143,12 @@ def _session(
     child_tokens = sum(s.transcript.usage.tokens for s in subagents.values() if s.transcript)
     return SessionParse(
         header_id=session_id,
-        receipts=ReceiptIndex(frozenset(replied), frozenset(noticed)),
+        receipts=ReceiptIndex(frozenset(replied), frozenset(n.child_id for n in notices)),
         child_tokens=child_tokens,
         usage=parent.usage,
         malformed_lines=parent.malformed_lines,
         replies=tuple(replies),
+        notices=tuple(notices),
     )
 
 

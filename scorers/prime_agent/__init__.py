@@ -6,8 +6,9 @@ from scorers.prime_agent.evidence import collect_evidence
 from scorers.prime_agent.ledger import parse_ledger
 from scorers.prime_agent.session import parse_session
 from scorers.prime_agent.stream import parse_stream
+from scorers.prime_agent.types import ChildSessionFile, PrimeAgentArtifacts
 from scorers.score import score_evidence
-from scorers.types import Manifest, PrimeAgentArtifacts
+from scorers.types import Manifest
 from scorers.verdict import ItemScore
 
 
@@ -17,6 +18,8 @@ def score_prime_agent(artifacts: PrimeAgentArtifacts, manifest: Manifest) -> Ite
 
 
 __all__ = [
+    "ChildSessionFile",
+    "PrimeAgentArtifacts",
     "collect_evidence",
     "parse_ledger",
     "parse_session",

@@ -17,8 +17,16 @@ from scorers.prime_agent.child_session import parse_child_session
 from scorers.prime_agent.ledger import parse_ledger
 from scorers.prime_agent.session import parse_session
 from scorers.prime_agent.stream import parse_stream
-from scorers.records import ChildSession, LedgerParse, RunEvidence, normalize_path
-from scorers.types import ChildSessionFile, Opener, PrimeAgentArtifacts
+from scorers.prime_agent.types import ChildSessionFile, PrimeAgentArtifacts
+from scorers.records import (
+    ChildSession,
+    LedgerParse,
+    NormPath,
+    RunEvidence,
+    SpawnEvent,
+    normalize_path,
+)
+from scorers.types import Opener
 
 _P = TypeVar("_P")
 
@@ -45,6 +53,19 @@ def _child_session(file: ChildSessionFile, header_id: str) -> tuple[ChildSession
         return parse_child_session(stream, child_id, location)
 
 
+def _own_spawns(parsed: LedgerParse, parents: frozenset[NormPath]) -> LedgerParse:
+    """A ledger parsed with every root's spawns, cut to what ``parse_ledger`` keeps for
+    ``parents``: the same events as a parse told to keep only them."""
+    events = tuple(e for e in parsed.events if type(e) is not SpawnEvent or e.parent in parents)
+    return LedgerParse(events, parsed.malformed_lines, parsed.unknown_ops, parsed.torn_tail)
+
+
+def _ledger(artifacts: PrimeAgentArtifacts, parents: frozenset[NormPath]) -> LedgerParse:
+    if artifacts.ledger_parse is not None:  # the collector read it already: never twice
+        return _own_spawns(artifacts.ledger_parse, parents)
+    return _read(artifacts.ledger, lambda s: parse_ledger(s, parents)) or LedgerParse(events=())
+
+
 def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
     """Parse every artifact of one run (missing ones stay ``None``)."""
     session = _read(artifacts.parent_transcript, parse_session)
@@ -57,8 +78,7 @@ def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
     )
     return RunEvidence(
         parent_paths=parent_paths,
-        ledger=_read(artifacts.ledger, lambda s: parse_ledger(s, frozenset(parent_paths)))
-        or LedgerParse(events=()),
+        ledger=_ledger(artifacts, frozenset(parent_paths)),
         session=session,
         stream=_read(artifacts.stdout, parse_stream),
         answers=_read(artifacts.artifact, parse_artifact),

@@ -23,10 +23,25 @@ from typing import IO, Final
 
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.prime_agent.assistant import AssistantTally, is_assistant, tokens_of
-from scorers.records import ChildReply, ReceiptIndex, SessionParse
+from scorers.records import ChildNotice, ChildReply, NoticeKind, ReceiptIndex, SessionParse
 
 REPLY_TYPE: Final = "agent_message"
-NOTICE_TYPES: Final = frozenset({"rlm_child_terminal_notice", "rlm_child_failure"})
+#: customType -> the kind of notice: a failure, or the runtime's word that a child ended
+#: (finished without a reply, cancelled).
+NOTICE_KINDS: Final[dict[str, NoticeKind]] = {
+    "rlm_child_terminal_notice": "notice",
+    "rlm_child_failure": "failure",
+}
+NOTICE_TYPES: Final = frozenset(NOTICE_KINDS)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _stamp(entry: dict[str, object]) -> str | None:
+    at = entry.get("timestamp")
+    return at if isinstance(at, str) else None
 
 
 class _Reader:
@@ -35,7 +50,7 @@ class _Reader:
     def __init__(self) -> None:
         self.replies: set[str] = set()
         self.reply_texts: list[ChildReply] = []
-        self.notices: set[str] = set()
+        self.notices: list[ChildNotice] = []
         self.child_tokens = 0
         self.assistant = AssistantTally()
 
@@ -56,20 +71,17 @@ class _Reader:
             if not isinstance(session_id, str):
                 return False
             self.replies.add(session_id)
-            text = details.get("message")
-            at = entry.get("timestamp")
             self.reply_texts.append(
-                ChildReply(
-                    session_id,
-                    text if isinstance(text, str) else "",
-                    at if isinstance(at, str) else None,
-                )
+                ChildReply(session_id, _text(details.get("message")), _stamp(entry))
             )
             return True
         child_id = details.get("childId")
         if not isinstance(child_id, str):
             return False
-        self.notices.add(child_id)
+        notice = ChildNotice(
+            child_id, NOTICE_KINDS[kind], _text(entry.get("content")), _stamp(entry)
+        )
+        self.notices.append(notice)
         return True
 
     def child_usage(self, entry: dict[str, object]) -> bool:
@@ -119,9 +131,12 @@ def parse_session(stream: IO[bytes]) -> SessionParse:
             malformed += 1
     return SessionParse(
         header_id=header_id,
-        receipts=ReceiptIndex(frozenset(reader.replies), frozenset(reader.notices)),
+        receipts=ReceiptIndex(
+            frozenset(reader.replies), frozenset(n.child_id for n in reader.notices)
+        ),
         child_tokens=reader.child_tokens,
         usage=reader.assistant.result(),
         malformed_lines=malformed,
         replies=tuple(reader.reply_texts),
+        notices=tuple(reader.notices),
     )

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from harness import fixtures as fx
 from harness.errors import FixtureError
-from harness.fixtures import (
+from harness.fixtures import fixture as fx
+from harness.fixtures.fixture import (
     FIXTURES_ROOT,
     MAX_MANIFEST_BYTES,
     list_fixtures,

@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from harness.stats import verdict
-from harness.strata import stratified_diff, stratified_rate
+from harness.stats.rates import verdict
+from harness.stats.strata import stratified_diff, stratified_rate
 
 #: Totals less likely than this are skipped (their summed mass is reported as ``skipped``).
 MASS_CUTOFF = 1e-7

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.agents import parse_agent
 from harness.plan import RunConfig
-from harness.runner import execute_run
+from harness.run.execute import execute_run
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from sim_runs import sim_run
 
 from harness.cli.main import cli
-from harness.runs import list_runs
+from harness.runs.catalog import list_runs
 
 pytestmark = pytest.mark.e2e
 

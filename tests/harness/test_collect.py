@@ -16,7 +16,7 @@ from harness.agents.prime_agent.collect import (
     scorer_inputs,
     sessions_spellings,
 )
-from scorers import score_prime_agent
+from scorers.prime_agent import score_prime_agent
 from scorers.types import Manifest
 
 REAL_MANIFEST = Manifest.from_dict(
@@ -73,7 +73,7 @@ def test_real_run1_resolved_through_collection(real_runs: Path) -> None:
     assert score.resolved, score.failures
     assert score.total_spawns == 3 and score.missing_receipts == ()
     assert score.child_tokens > 0 and score.turns == 6
-    assert score.provenance  # child files are read through the collector's openers
+    assert score.passed("provenance")  # child files are read through the collector's openers
 
 
 def test_real_run2_nospawn_fails_delegation_only(real_runs: Path) -> None:
@@ -83,8 +83,8 @@ def test_real_run2_nospawn_fails_delegation_only(real_runs: Path) -> None:
     assert located.ledger is None  # the ledger does not exist until the first spawn
     score = score_prime_agent(scorer_inputs(located), REAL_MANIFEST)
     assert not score.resolved
-    assert score.coverage and not score.delegation_evidence
-    assert score.dedup and score.receipts
+    assert score.passed("coverage") and not score.passed("delegation")
+    assert score.passed("dedup") and score.passed("receipts")
 
 
 def test_real_run0_turn_end_exit_fails_coverage_and_receipts(real_runs: Path) -> None:
@@ -93,9 +93,9 @@ def test_real_run0_turn_end_exit_fails_coverage_and_receipts(real_runs: Path) ->
     assert located.ledger is not None and located.artifact is None
     score = score_prime_agent(scorer_inputs(located), REAL_MANIFEST)
     assert not score.resolved
-    assert not score.coverage and not score.receipts
+    assert not score.passed("coverage") and not score.passed("receipts")
     assert len(score.missing_receipts) == 2  # one child left a completed_without_reply notice
-    assert score.delegation_evidence  # the children were really spawned and have sessions
+    assert score.passed("delegation")  # the children were really spawned and have sessions
 
 
 def _write_session(path: Path, sid: str, **extra: object) -> None:

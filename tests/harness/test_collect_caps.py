@@ -9,8 +9,8 @@ import pytest
 
 from harness.agents.prime_agent import collect
 from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs
-from harness.item import facts_from_meta
-from scorers import score_prime_agent
+from harness.item.scoring import facts_from_meta
+from scorers.prime_agent import score_prime_agent
 from scorers.types import Manifest
 
 PARENT_ID = "01a228ad-465d-711e-a795-d3d4d68facdd"

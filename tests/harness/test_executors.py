@@ -31,7 +31,7 @@ def test_harness_imports_without_ray() -> None:
     """The plain install has no ray: nothing but the ray executor may import it."""
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "import harness.cli.main, harness.runner, harness.executors, harness.executors.ray\n"
+        "import harness.cli.main, harness.run.execute, harness.executors, harness.executors.ray\n"
         "assert sys.modules['ray'] is None\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

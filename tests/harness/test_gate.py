@@ -6,6 +6,7 @@ exit code, its one-line reason on stderr and what report.md says.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -14,9 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from model_builders import make_item, make_options
 
-from harness.compare import compare, gate
-from harness.report import build_report, item_cause, render_markdown
+from harness.model.item import ItemResult
+from harness.model.report import RunReport
+from harness.model.text import item_cause
+from harness.report.markdown import render_markdown
+from harness.stats.build import build_report
+from harness.stats.compare import compare, gate
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
@@ -148,10 +154,12 @@ def test_a_bad_baseline_is_refused_before_anything_runs(tmp_path: Path) -> None:
 def test_a_comparison_that_fails_still_writes_the_report(tmp_path: Path) -> None:
     broken = tmp_path / "report.json"
     broken.write_text("{not json")
-    report = build_report(run_id="r", results=[], interrupted=False, baseline=broken)
+    report = build_report(
+        run_id="r", results=[], interrupted=False, options=make_options(), baseline=broken
+    )
     cmp = report.comparison
-    assert cmp is not None and cmp["error"] and not cmp["gate"]["passed"]
-    assert "comparison failed" in cmp["gate"]["reasons"][0]
+    assert cmp is not None and cmp.error and not cmp.gate.passed
+    assert "comparison failed" in cmp.gate.reasons[0]
     assert "Comparison failed" in render_markdown(report, tmp_path)
 
 
@@ -163,53 +171,51 @@ def test_agent_that_exits_zero_without_a_model_reply_is_an_infrastructure_error(
         "--runs-dir", str(tmp_path), "--json",
     )  # fmt: skip
     assert proc.returncode == 3, proc.stderr
-    (item,) = json.loads(proc.stdout)["items"]
-    assert item["status"] == "error"
-    assert item["error"] == "agent exited 0 without any model reply"
+    (item,) = RunReport.from_dict(json.loads(proc.stdout)).items
+    assert item.status == "error"
+    assert item.facts.error == "agent exited 0 without any model reply"
 
 
 def test_a_timed_out_item_leads_with_the_time_out() -> None:
-    item = {"timed_out": True, "error": None, "failures": ["coverage: artifact missing"]}
-    assert item_cause(item, 4.0) == "timed out after 4 s; coverage: artifact missing."
+    item = make_item("a", 1, False, timed_out=True)
+    assert item_cause(item) == "timed out after 60 s; failed: coverage"
 
 
-def _items(fixture: str, outcomes: list[bool], status: str | None = None) -> list[dict]:
-    return [
-        {
-            "fixture": fixture,
-            "model": "m",
-            "trial": t,
-            "status": status or ("resolved" if ok else "unresolved"),
-            "resolved": ok and status is None,
-            **dict.fromkeys(("coverage", "delegation_evidence", "dedup", "receipts"), ok),
-        }
-        for t, ok in enumerate(outcomes, start=1)
-    ]
+def test_an_error_says_only_its_cause() -> None:
+    """The criteria of an item that could not run are not the agent's doing: noise."""
+    item = make_item("a", 1, False, status="error")
+    assert item_cause(item) == "boom" and item.failed_criteria == ()
+
+
+def _items(fixture: str, outcomes: list[bool], status: str | None = None) -> list[ItemResult]:
+    return [make_item(fixture, t, ok, model="m", status=status) for t, ok in enumerate(outcomes, 1)]
 
 
 def test_gate_reasons_name_every_missing_side() -> None:
     base = _items("a", [True] * 3) + _items("b", [True] * 3)
     cand = _items("a", [True] * 3) + _items("c", [True] * 3)
     result = compare(base, cand, 0.05, "base")
-    assert [m["fixture"] for m in result["missing_in_candidate"]] == ["b"]
-    assert [m["fixture"] for m in result["missing_in_baseline"]] == ["c"]
-    assert not result["gate"]["passed"] and len(result["gate"]["reasons"]) == 2
-    assert gate({**result, "missing_in_candidate": [], "missing_in_baseline": []})["passed"]
+    assert [m.fixture for m in result.missing_in_candidate] == ["b"]
+    assert [m.fixture for m in result.missing_in_baseline] == ["c"]
+    assert not result.gate.passed and len(result.gate.reasons) == 2
+    assert gate(dataclasses.replace(result, missing_in_candidate=(), missing_in_baseline=())).passed
 
 
 def test_nothing_in_common_fails_the_gate() -> None:
     result = compare(_items("a", [True] * 3), _items("a", [False] * 3, status="error"), 0.05, "b")
-    assert result["overall"]["verdict"] == "inconclusive" and result["overall"]["strata"] == 0
-    assert "all 3 candidate items errored" in " ".join(result["gate"]["reasons"])
-    assert "no fixture x model scored by both runs" in result["gate"]["reasons"]
+    assert result.overall.verdict == "inconclusive" and result.overall.strata == 0
+    assert "all 3 candidate items errored" in " ".join(result.gate.reasons)
+    assert "no fixture x model scored by both runs" in result.gate.reasons
 
 
 def test_a_criterion_the_baseline_never_recorded_is_undefined_not_a_drop() -> None:
-    base = _items("a", [True] * 3)
-    for i in base:
-        i.pop("receipts")  # an older report, before this criterion existed
+    def without_receipts(item: ItemResult) -> ItemResult:
+        checks = tuple(c for c in item.score.checks if c.name != "receipts")
+        return dataclasses.replace(item, score=dataclasses.replace(item.score, checks=checks))
+
+    base = [without_receipts(i) for i in _items("a", [True] * 3)]  # an older rubric
     result = compare(base, _items("a", [True] * 3), 0.05, "b")
-    (f,) = result["fixtures"]
-    assert f["criteria"]["receipts"]["delta"] is None
-    assert f["criteria"]["coverage"]["delta"] == 0.0
-    assert result["gate"]["passed"]
+    (f,) = result.fixtures
+    assert f.criteria["receipts"].delta is None
+    assert f.criteria["coverage"].delta == 0.0
+    assert result.gate.passed

@@ -14,7 +14,7 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.plan import RunConfig
-from harness.runner import execute_run
+from harness.run.execute import execute_run
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
@@ -51,11 +51,11 @@ def test_hostile_agent_is_scored_contained_and_leaves_nothing(
     since = time.time() - 1
     outcome = _run_hostile(tmp_path, monkeypatch, "detach")
     (item,) = outcome.report.items
-    assert item["status"] == "unresolved"
-    assert not item["coverage"]  # the artifact was a symlink out of the repo: not followed
-    assert not item["delegation_evidence"]  # a ledger edge pointing at /etc/passwd backs nothing
-    assert item["ledger_malformed_lines"] >= 2
-    meta = json.loads((outcome.run_dir / "items" / item["item_dir"] / "item.json").read_text())
+    assert item.status == "unresolved"
+    assert not item.passed("coverage")  # the artifact was a symlink out of the repo: not followed
+    assert not item.passed("delegation")  # a ledger edge pointing at /etc/passwd backs nothing
+    assert item.score.ledger_malformed_lines >= 2
+    meta = json.loads((outcome.run_dir / "items" / item.item_dir / "item.json").read_text())
     assert any(k["reason"] == "orphan" for k in meta["killed_processes"])  # env-scrubbed, detached
     assert _sleepers(since) == []
     # No credential value in anything the harness wrote.
@@ -63,7 +63,7 @@ def test_hostile_agent_is_scored_contained_and_leaves_nothing(
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
     # Nothing outside the workdir was copied in through a symlink.
-    copied = {p.name for p in (outcome.run_dir / "items" / item["item_dir"]).rglob("*")}
+    copied = {p.name for p in (outcome.run_dir / "items" / item.item_dir).rglob("*")}
     assert "passwd" not in copied and "hostname" not in copied and "sub-evil" not in copied
 
 
@@ -71,7 +71,7 @@ def test_output_flood_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("HOSTILE_FLOOD_MB", "80")
     outcome = _run_hostile(tmp_path, monkeypatch, "flood")
     (item,) = outcome.report.items
-    item_dir = outcome.run_dir / "items" / item["item_dir"]
+    item_dir = outcome.run_dir / "items" / item.item_dir
     assert (item_dir / "stdout.jsonl").stat().st_size <= 64 * 1024 * 1024
     meta = json.loads((item_dir / "item.json").read_text())
     assert "stdout.jsonl" in meta["collection"]["truncated"]
@@ -82,7 +82,7 @@ import sys, json
 from pathlib import Path
 from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs
 from harness.agents.prime_agent.bundle import copy_bundle
-from scorers import score_prime_agent
+from scorers.prime_agent import score_prime_agent
 from scorers.types import Manifest
 root = Path(sys.argv[1])
 m = Manifest.from_dict(json.loads((root / "fixture.json").read_text()))

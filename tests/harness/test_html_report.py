@@ -12,9 +12,10 @@ import pytest
 from browser import Browser, chromium_binary
 from sim_runs import sim_run
 
-from harness.html_report import render_html
-from harness.report import read_report
-from scorers.criteria import criterion_fields
+from harness.model.report import load_report
+from harness.report.html import render_html
+from harness.report.write import item_stories
+from scorers.criteria import criterion_names
 
 REPO = Path(__file__).resolve().parent.parent.parent
 #: Where the browser test leaves its screenshot for people to look at (gitignored).
@@ -38,7 +39,7 @@ def test_every_run_writes_an_offline_page(runs: tuple[Path, Path]) -> None:
     # Nothing is fetched: no external script, stylesheet, image or frame.
     assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=\"(https?:)?//", page)
     assert "<link" not in page and "Plotly.newPlot" in page
-    for criterion in criterion_fields():
+    for criterion in criterion_names():
         assert f'data-field="{criterion}"' in page
     report = json.loads((candidate / "report.json").read_text())
     for item in report["items"]:
@@ -56,8 +57,8 @@ def test_render_to_another_directory_keeps_links_working(
     runs: tuple[Path, Path], tmp_path: Path
 ) -> None:
     _, candidate = runs
-    report, where = read_report(candidate)
-    page = render_html(report, where, tmp_path)
+    report = load_report(candidate)
+    page = render_html(report, candidate, item_stories(candidate, report), tmp_path)
     links = re.findall(r'href="([^"#]+/result\.json)"', page)
     assert links and all((tmp_path / link).resolve().is_file() for link in links)
 

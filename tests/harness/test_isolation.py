@@ -10,7 +10,7 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.plan import RunConfig
-from harness.runner import execute_run
+from harness.run.execute import execute_run
 
 #: Real agent processes per test (seconds each).
 pytestmark = pytest.mark.slow

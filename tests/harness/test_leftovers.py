@@ -13,7 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.leftovers import (
+from harness.agents.env import ITEM_TOKEN_VAR
+from harness.item.leftovers import (
     OWNER_FILE,
     TEMP_PREFIX,
     Owner,
@@ -22,7 +23,6 @@ from harness.leftovers import (
     temp_roots,
     token_prefix,
 )
-from harness.procs import ITEM_TOKEN_VAR
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"

@@ -6,10 +6,11 @@ from __future__ import annotations
 import io
 import time
 
-from harness.progress import REDRAW_INTERVAL_S, Progress, format_duration
-from harness.results import ItemResult, RunFacts
-from scorers import score_prime_agent
-from scorers.types import Manifest, PrimeAgentArtifacts
+from harness.model.item import ItemResult, RunFacts
+from harness.model.text import format_duration
+from harness.report.progress import REDRAW_INTERVAL_S, Progress
+from scorers.prime_agent import PrimeAgentArtifacts, score_prime_agent
+from scorers.types import Manifest
 
 MANIFEST = Manifest.from_dict(
     {"name": "t", "artifact": "a.md", "shards": [{"file": "s.txt", "worker": "worker-s",

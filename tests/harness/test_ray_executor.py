@@ -137,7 +137,7 @@ def test_node_loss_errors_its_item_siblings_go_on_resume_reruns(
     statuses = sorted(i["status"] for i in report["items"])
     assert statuses == ["error", "resolved"], err
     (lost,) = [i for i in report["items"] if i["status"] == "error"]
-    assert "lost with its Ray node" in lost["error"], lost["error"]
+    assert "lost with its Ray node" in lost["facts"]["error"], lost["facts"]["error"]
     assert code == 3 or code == 1, err
     # The dead node's agent (same machine here) is ended by its own clock; do not wait for it.
     for leftover in token_processes(runs):

@@ -17,7 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.procs import ITEM_TOKEN_VAR
+from harness.agents.env import ITEM_TOKEN_VAR
+from harness.model.report import RunReport
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
@@ -68,10 +69,11 @@ def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def finish(proc: subprocess.Popen[str], timeout: float = 240) -> tuple[int, dict | None, str]:
+def finish(proc: subprocess.Popen[str], timeout: float = 240) -> tuple[int, RunReport | None, str]:
+    """The exit code, the report printed on stdout (read through the model), and stderr."""
     out, err = proc.communicate(timeout=timeout)
     try:
-        report = json.loads(out)
+        report = RunReport.from_dict(json.loads(out))
     except ValueError:
         report = None
     return proc.returncode, report, err
@@ -103,9 +105,9 @@ def test_nothing_outlives_the_item(
         start(tmp_path, "--fixture", TINY, "--agent", f"sim:{behaviour}", *extra)
     )
     assert report is not None, err
-    (item,) = report["items"]
-    assert item["status"] == status
-    assert item["leftover_processes"] == 0
+    (item,) = report.items
+    assert item.status == status
+    assert item.facts.leftover_processes == 0
     assert_nothing_left(tmp_path)
 
 
@@ -145,10 +147,10 @@ def test_interrupting_the_harness_mid_run(tmp_path: Path, sig: signal.Signals) -
     proc.send_signal(sig)
     code, report, err = finish(proc)
     assert code == 130, err
-    assert report is not None and report["interrupted"] is True
-    done = [i for i in report["items"] if i["status"] != "error"]
+    assert report is not None and report.interrupted is True
+    done = [i for i in report.items if i.status != "error"]
     assert len(done) >= 4
-    assert len(report["items"]) + len(report["not_started"]) == 12
+    assert len(report.items) + len(report.not_started) == 12
     assert_nothing_left(tmp_path)
 
 
@@ -161,20 +163,20 @@ def test_resume_reruns_only_missing_items(tmp_path: Path) -> None:
     code, report, err = finish(proc)
     assert code == 130 and report is not None, err
     run_dir = next((tmp_path / "runs").iterdir())
-    kept = {i["key"]: i for i in report["items"] if i["status"] != "error"}
+    kept = {i.key: i for i in report.items if i.status != "error"}
     stamps = {
-        key: (run_dir / "items" / i["item_dir"] / "result.json").stat().st_mtime_ns
+        key: (run_dir / "items" / i.item_dir / "result.json").stat().st_mtime_ns
         for key, i in kept.items()
     }
     assert 3 <= len(kept) < 12
     resumed = start(tmp_path, "--resume", str(run_dir))
     code, final, err = finish(resumed)
     assert code == 0, err
-    assert final is not None and len(final["items"]) == 12 and final["interrupted"] is False
-    assert all(i["status"] == "resolved" for i in final["items"])
+    assert final is not None and len(final.items) == 12 and final.interrupted is False
+    assert all(i.status == "resolved" for i in final.items)
     for key, stamp in stamps.items():  # finished items were kept, not re-run
-        item = next(i for i in final["items"] if i["key"] == key)
-        assert (run_dir / "items" / item["item_dir"] / "result.json").stat().st_mtime_ns == stamp
+        item = next(i for i in final.items if i.key == key)
+        assert (run_dir / "items" / item.item_dir / "result.json").stat().st_mtime_ns == stamp
     assert "resuming: " + str(len(kept)) in err
     assert_nothing_left(tmp_path)
 

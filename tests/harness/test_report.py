@@ -7,66 +7,39 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from model_builders import make_item, make_options
 
 from harness.agents import parse_agent
-from harness.aggregate import overall, summarize
-from harness.compare import compare
+from harness.model.report import RunReport, validate_report
 from harness.plan import RunConfig
-from harness.report import RunReport, render_junit, render_markdown, validate_report
-from harness.runner import execute_run
-from harness.strata import score_limits, stratified_rate
+from harness.report.junit import render_junit
+from harness.report.markdown import render_markdown
+from harness.run.execute import execute_run
+from harness.stats.compare import compare
+from harness.stats.strata import score_limits, stratified_rate
+from harness.stats.summaries import overall, summarize
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
-CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
-
-
-def item(
-    fixture: str,
-    trial: int,
-    resolved: bool,
-    *,
-    model: str = "p/m",
-    status: str | None = None,
-    tokens: int = 100,
-    **crit: bool,
-) -> dict:
-    status = status or ("resolved" if resolved else "unresolved")
-    base = {c: crit.get(c, resolved) for c in CRITERIA}
-    return {
-        "key": f"{fixture}:{model}:{trial}",
-        "fixture": fixture,
-        "model": model,
-        "trial": trial,
-        "status": status,
-        "resolved": resolved and status == "resolved",
-        **base,
-        "tokens_used": tokens + trial,
-        "turns": 3 + trial % 2,
-        "wall_time_s": 1.0 + trial / 10,
-        "failures": [] if resolved else ["coverage: x"],
-        "error": "boom" if status == "error" else None,
-        "agent_error": None,
-        "item_dir": f"{fixture}__{trial}",
-    }
+item = make_item
 
 
 def test_summary_counts_rates_and_excludes_errors() -> None:
     items = [item("f1", t, r) for t, r in enumerate([True, True, False, True], start=1)]
     items.append(item("f1", 5, False, status="error"))
     (s,) = summarize(items)
-    assert (s["n"], s["errors"], s["resolved"]) == (4, 1, 3)
-    assert s["rate"] == pytest.approx(0.75)
+    assert (s.n, s.errors, s.resolved) == (4, 1, 3)
+    assert s.rate == pytest.approx(0.75)
     # 3 of 4 is a boundary count on both sides: the limits are the widened ones.
     lo, hi = score_limits(3, 4)
-    assert s["ci"] == pytest.approx([float(lo), float(hi)], abs=1e-9)
+    assert s.ci == pytest.approx([float(lo), float(hi)], abs=1e-9)
     from statsmodels.stats.proportion import proportion_confint  # heavy: only where used
 
     wilson = proportion_confint(3, 4, alpha=0.05, method="wilson")
-    assert s["ci"][0] <= wilson[0] and s["ci"][1] >= wilson[1]
-    assert s["errored_keys"] == ["f1:p/m:5"]
-    assert set(s["pass_at_k"]) == {"1", "2", "3", "4"}
-    assert s["pass_at_k"]["1"] == pytest.approx(0.75) and s["pass_hat_k"]["4"] == 0.0
-    assert s["measures"]["tokens_used"]["n"] == 4
+    assert s.ci[0] <= wilson[0] and s.ci[1] >= wilson[1]
+    assert s.errored_keys == ("f1:p/m:5",)
+    assert set(s.pass_at_k) == {"1", "2", "3", "4"}
+    assert s.pass_at_k["1"] == pytest.approx(0.75) and s.pass_hat_k["4"] == 0.0
+    assert s.measures["tokens_used"].n == 4
 
 
 def test_overall_is_the_equal_weight_mean_over_fixtures() -> None:
@@ -74,50 +47,50 @@ def test_overall_is_the_equal_weight_mean_over_fixtures() -> None:
         item("f2", t, t <= 4) for t in range(1, 9)
     ]
     (o,) = overall(items)
-    assert o["rate"] == pytest.approx((1.0 + 0.5) / 2) and o["strata"] == 2 and o["resolved"] == 8
-    assert o["ci"] == pytest.approx(list(stratified_rate([(4, 4), (4, 8)]).ci))
-    assert o["random_fixtures"] is None  # two fixtures say nothing about other fixtures
+    assert o.rate == pytest.approx((1.0 + 0.5) / 2) and o.strata == 2 and o.resolved == 8
+    assert o.ci == pytest.approx(list(stratified_rate([(4, 4), (4, 8)]).ci))
+    assert o.random_fixtures is None  # two fixtures say nothing about other fixtures
 
 
 def test_overall_reports_the_random_fixture_interval_only_with_many_fixtures() -> None:
     items = [item(f"f{i}", t, t <= i % 4 + 1) for i in range(10) for t in range(1, 6)]
     (o,) = overall(items)
-    assert o["strata"] == 10
-    assert o["random_fixtures"]["method"] == "cluster-robust-t"
+    assert o.strata == 10
+    assert o.random_fixtures.method == "cluster-robust-t"
 
 
 def test_comparison_is_candidate_minus_baseline_with_newcombe() -> None:
     base = [item("f1", t, t <= 4) for t in range(1, 21)]  # 4/20
     cand = [item("f1", t, t <= 15) for t in range(1, 21)]  # 15/20
     cmp = compare(base, cand, 0.05, "base")
-    (f,) = cmp["fixtures"]
-    assert f["delta"] == pytest.approx(0.55)
+    (f,) = cmp.fixtures
+    assert f.delta == pytest.approx(0.55)
     from statsmodels.stats.proportion import confint_proportions_2indep  # heavy: only here
 
     lo, hi = confint_proportions_2indep(15, 20, 4, 20, method="newcomb", compare="diff")
-    assert f["ci"] == pytest.approx([lo, hi], abs=1e-9)
-    assert f["verdict"] == "improved"
+    assert f.ci == pytest.approx([lo, hi], abs=1e-9)
+    assert f.verdict == "improved"
     back = compare(cand, base, 0.05, "cand")
-    assert back["fixtures"][0]["verdict"] == "regressed"
-    assert cmp["wins"] == 1 and cmp["losses"] == 0
+    assert back.fixtures[0].verdict == "regressed"
+    assert cmp.wins == 1 and cmp.losses == 0
 
 
 def test_overall_comparison_is_stratified_over_fixtures() -> None:
     base = [item(f"f{i}", t, t <= 2) for i in range(1, 6) for t in range(1, 11)]
     cand = [item(f"f{i}", t, t <= 8 + (i % 2)) for i in range(1, 6) for t in range(1, 11)]
     cmp = compare(base, cand, 0.05, "b")
-    o = cmp["overall"]
-    deltas = [f["delta"] for f in cmp["fixtures"]]
-    assert o["delta"] == pytest.approx(sum(deltas) / 5)
-    assert o["verdict"] == "improved" and o["strata"] == 5
-    assert o["method"] == "stratified-newcombe" and o["random_fixtures"] is None
+    o = cmp.overall
+    deltas = [f.delta for f in cmp.fixtures]
+    assert o.delta == pytest.approx(sum(deltas) / 5)
+    assert o.verdict == "improved" and o.strata == 5
+    assert o.method == "stratified-newcombe" and o.random_fixtures is None
 
 
 def test_inconclusive_comparison_gives_trials_for_power() -> None:
     base = [item("f1", t, t <= 5) for t in range(1, 11)]
     cand = [item("f1", t, t <= 6) for t in range(1, 11)]
-    (f,) = compare(base, cand, 0.05, "b")["fixtures"]
-    assert f["verdict"] == "inconclusive" and f["trials_for_power"] > 10
+    (f,) = compare(base, cand, 0.05, "b").fixtures
+    assert f.verdict == "inconclusive" and f.trials_for_power > 10
 
 
 def test_disagreement_is_expected_from_the_two_rates_not_paired_by_trial() -> None:
@@ -126,27 +99,27 @@ def test_disagreement_is_expected_from_the_two_rates_not_paired_by_trial() -> No
     shuffled = list(reversed(base))
     a = compare(base, cand, 0.05, "b")
     b = compare(shuffled, cand, 0.05, "b")
-    assert a["fixtures"][0]["disagreement"] == pytest.approx(0.5 * 0 + 1 * 0.5)
-    assert a["overall"]["disagreement"] == b["overall"]["disagreement"]
-    assert "flip_rate" not in a
+    assert a.fixtures[0].disagreement == pytest.approx(0.5 * 0 + 1 * 0.5)
+    assert a.overall.disagreement == b.overall.disagreement
+    assert not hasattr(a, "flip_rate")
 
 
 def test_errored_items_stay_out_of_comparison() -> None:
     base = [item("f1", 1, True), item("f1", 2, False, status="error")]
     cand = [item("f1", 1, True), item("f1", 2, True)]
-    (f,) = compare(base, cand, 0.05, "b")["fixtures"]
-    assert f["baseline_n"] == 1 and f["baseline_rate"] == 1.0
+    (f,) = compare(base, cand, 0.05, "b").fixtures
+    assert f.baseline_n == 1 and f.baseline_rate == 1.0
 
 
-def _report(items: list[dict], comparison: dict | None = None) -> RunReport:
+def _report(items: list, comparison: object = None) -> RunReport:
     return RunReport(
         run_id="r1",
-        resolved=False,
         interrupted=False,
-        items=items,
-        summary=summarize(items),
-        overall=overall(items),
-        comparison=comparison,
+        items=tuple(items),
+        summary=tuple(summarize(items)),
+        overall=tuple(overall(items)),
+        options=make_options(),
+        comparison=comparison,  # type: ignore[arg-type]
     )
 
 
@@ -171,7 +144,7 @@ def test_report_schema_rejects_a_broken_report() -> None:
 
     good = _report([item("f1", 1, True)]).to_dict()
     bad = json.loads(json.dumps(good))
-    del bad["items"][0]["resolved"]
+    del bad["items"][0]["score"]["checks"]
     with pytest.raises(jsonschema.ValidationError):
         validate_report(bad)
 
@@ -189,20 +162,19 @@ def _sim_run(tmp_path: Path, concurrency: int, name: str, baseline: Path | None 
     return execute_run(config)
 
 
-VOLATILE = {"wall_time_s", "tokens_used", "item_dir", "killed_processes", "parent_session_id"}
-
-
 @pytest.mark.slow
 def test_serial_and_parallel_runs_give_identical_sorted_results(tmp_path: Path) -> None:
     serial = _sim_run(tmp_path, 1, "serial")
     parallel = _sim_run(tmp_path, 4, "parallel")
-    strip = lambda items: [{k: v for k, v in i.items() if k not in VOLATILE} for i in items]  # noqa: E731
-    assert strip(serial.report.items) == strip(parallel.report.items)
-    outcomes = [i["resolved"] for i in serial.report.items]
+
+    def verdicts(items: tuple) -> list:
+        return [(i.key, i.status, i.score.checks, i.score.turns) for i in items]
+
+    assert verdicts(serial.report.items) == verdicts(parallel.report.items)
+    outcomes = [i.resolved for i in serial.report.items]
     assert True in outcomes and False in outcomes  # flaky=0.5 over 8 trials, seed 7
-    assert [i["key"] for i in parallel.report.items] == sorted(
-        i["key"] for i in parallel.report.items
-    )
+    keys = [i.key for i in parallel.report.items]
+    assert keys == sorted(keys, key=lambda k: int(k.rsplit(":", 1)[1]))
 
 
 @pytest.mark.slow

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from harness.results import ItemResult, RunFacts
-from scorers import score_prime_agent
-from scorers.types import Manifest, PrimeAgentArtifacts
+from harness.model.item import ItemResult, RunFacts
+from scorers.prime_agent import PrimeAgentArtifacts, score_prime_agent
+from scorers.types import Manifest
 
 MANIFEST = Manifest.from_dict(
     {
@@ -22,9 +23,10 @@ def test_item_result_round_trip(tmp_path: Path) -> None:
     result = ItemResult(
         "m:p/x:1", "m", "p/x", 1, "m__p_x__1", score, RunFacts(1.5, 0, False, None, "oops", 2, 0)
     )
-    data = result.to_dict()
+    data = json.loads(json.dumps(result.to_dict()))
     assert ItemResult.from_dict(data) == result
-    assert data["status"] == "unresolved" and data["missing_shards"] == ["x.txt"]
+    assert data["status"] == "unresolved" and data["score"]["missing_shards"] == ["x.txt"]
+    assert data["facts"]["agent_error"] == "oops"
 
 
 def test_errored_item_never_resolved() -> None:

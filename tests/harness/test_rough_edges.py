@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -13,12 +14,28 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from model_builders import make_options
 
 from harness.cli.main import cli
-from harness.runlock import hold_run_dir, is_locked
+from harness.runs.lock import LOCK_FILE, hold_run_dir
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
+
+
+def is_locked(run_dir: Path) -> bool:
+    """True while a live process holds ``run_dir``'s lock (a run in progress)."""
+    try:
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def invoke(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
@@ -92,10 +109,11 @@ def test_dry_run_prints_the_plan_and_checks_the_binary(tmp_path: Path) -> None:
 def test_a_locked_run_dir_is_refused_naming_its_holder(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    (run_dir / "run.json").write_text(json.dumps({"options": {"agent_kind": "sim"}}))
+    options = make_options(fixtures=(str(TINY),), models=("sim/oracle",))
+    (run_dir / "run.json").write_text(json.dumps({"options": options.to_dict()}))
     child = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys,time; from pathlib import Path; from harness.runlock import hold_run_dir\n"
+         "import sys,time; from pathlib import Path; from harness.runs.lock import hold_run_dir\n"
          "with hold_run_dir(Path(sys.argv[1])):\n print('held', flush=True); time.sleep(60)",
          str(run_dir)],
         stdout=subprocess.PIPE, text=True, cwd=REPO,
@@ -136,7 +154,7 @@ def test_fixtures_new_task_and_the_shard_count_warning(tmp_path: Path) -> None:
 
 
 def test_task_txt_stating_another_shard_count_warns(tmp_path: Path) -> None:
-    from harness.scaffold import fixture_warnings
+    from harness.fixtures.scaffold import fixture_warnings
 
     shutil.copytree(REPO / "fixtures" / "json-events", tmp_path / "fx")
     manifest = json.loads((tmp_path / "fx" / "fixture.json").read_text())
@@ -148,7 +166,7 @@ def test_task_txt_stating_another_shard_count_warns(tmp_path: Path) -> None:
 
 def test_fixtures_dir_and_the_working_directory(tmp_path: Path) -> None:
     from harness.fixtures import FIXTURES_ROOT
-    from harness.scaffold import fixtures_root
+    from harness.fixtures.lookup import fixtures_root
 
     assert fixtures_root(cwd=tmp_path) == FIXTURES_ROOT
     shutil.copytree(TINY, tmp_path / "fixtures" / "tiny")

@@ -9,12 +9,12 @@ import psutil
 import pytest
 
 from harness.agents import parse_agent
+from harness.agents.env import ITEM_TOKEN_VAR
 from harness.errors import EXIT_INFRA, EXIT_RESOLVED, EXIT_UNRESOLVED
+from harness.item.scoring import rescore_item
+from harness.model.report import validate_report
 from harness.plan import RunConfig
-from harness.procs import ITEM_TOKEN_VAR
-from harness.report import validate_report
-from harness.rescore import rescore_item
-from harness.runner import execute_run
+from harness.run.execute import execute_run
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
 
@@ -49,18 +49,14 @@ def run_sim(
     return execute_run(config)
 
 
-CRITERIA = ("coverage", "delegation_evidence", "dedup", "receipts", "provenance")
+CRITERIA = ("coverage", "delegation", "dedup", "receipts", "provenance")
 
 # behaviour -> (status, criteria that must fail)
 BEHAVIOURS = [
     pytest.param("honest", "resolved", set(), id="honest"),
-    pytest.param("no-spawn", "unresolved", {"delegation_evidence", "provenance"}, id="no-spawn"),
-    pytest.param(
-        "helper-names", "unresolved", {"delegation_evidence", "provenance"}, id="helper-names"
-    ),
-    pytest.param(
-        "forged-ledger", "unresolved", {"delegation_evidence", "provenance"}, id="forged-ledger"
-    ),
+    pytest.param("no-spawn", "unresolved", {"delegation", "provenance"}, id="no-spawn"),
+    pytest.param("helper-names", "unresolved", {"delegation", "provenance"}, id="helper-names"),
+    pytest.param("forged-ledger", "unresolved", {"delegation", "provenance"}, id="forged-ledger"),
     pytest.param("double-spawn", "unresolved", {"dedup"}, id="double-spawn"),
     pytest.param("over-budget", "unresolved", {"dedup"}, id="over-budget"),
     pytest.param("retry-after-failure", "resolved", set(), id="retry-after-failure"),
@@ -80,23 +76,23 @@ BEHAVIOURS = [
 def test_behaviour_verdicts(tmp_path: Path, behaviour: str, status: str, failing: set[str]) -> None:
     outcome = run_sim(tmp_path, behaviour)
     (item,) = outcome.report.items
-    assert item["status"] == status, item["failures"]
-    criteria = {c for c in CRITERIA if not item[c]}
+    assert item.status == status, item.score.failures
+    criteria = {c for c in CRITERIA if not item.passed(c)}
     assert criteria == failing
     assert outcome.exit_code == (EXIT_RESOLVED if status == "resolved" else EXIT_UNRESOLVED)
-    assert item["leftover_processes"] == 0
+    assert item.facts.leftover_processes == 0
     assert _leftovers(outcome.run_dir) == []
     validate_report(json.loads((outcome.run_dir / "report.json").read_text()))
     # Re-scoring the saved bundle gives the identical verdict.
-    again = rescore_item(outcome.run_dir / "items" / item["item_dir"]).to_dict()
+    again = rescore_item(outcome.run_dir / "items" / item.item_dir)
     assert again == item
 
 
 def test_stubborn_daemon_is_killed_and_recorded(tmp_path: Path) -> None:
     outcome = run_sim(tmp_path, "stubborn-daemon")
     (item,) = outcome.report.items
-    meta = json.loads((outcome.run_dir / "items" / item["item_dir"] / "item.json").read_text())
-    assert item["killed_processes"] >= 1
+    meta = json.loads((outcome.run_dir / "items" / item.item_dir / "item.json").read_text())
+    assert item.facts.killed_processes >= 1
     assert any(k["signal"] == "SIGKILL" for k in meta["killed_processes"])
     assert _leftovers(outcome.run_dir) == []
 
@@ -104,28 +100,28 @@ def test_stubborn_daemon_is_killed_and_recorded(tmp_path: Path) -> None:
 def test_hang_times_out_is_scored_and_leaves_nothing(tmp_path: Path) -> None:
     outcome = run_sim(tmp_path, "hang", timeout=4)
     (item,) = outcome.report.items
-    assert item["timed_out"] is True and item["error"] is None
-    assert item["status"] == "unresolved"
-    assert item["total_spawns"] >= 1  # scored from what it left
+    assert item.facts.timed_out is True and item.facts.error is None
+    assert item.status == "unresolved"
+    assert item.score.total_spawns >= 1  # scored from what it left
     assert _leftovers(outcome.run_dir) == []
 
 
 def test_crash_is_unresolved_with_agent_error(tmp_path: Path) -> None:
     outcome = run_sim(tmp_path, "crash")
     (item,) = outcome.report.items
-    assert item["exit_code"] == 1 and item["status"] == "unresolved" and item["error"] is None
-    assert item["agent_error"]
+    assert item.facts.exit_code == 1 and item.status == "unresolved" and item.facts.error is None
+    assert item.facts.agent_error
     assert _leftovers(outcome.run_dir) == []
 
 
 def test_model_never_reached_is_an_infrastructure_error(tmp_path: Path) -> None:
     outcome = run_sim(tmp_path, "model-error")
     (item,) = outcome.report.items
-    assert item["status"] == "error" and item["resolved"] is False
-    assert "model never reached" in item["error"]
-    assert "401" in (item["agent_error"] or "")
+    assert item.status == "error" and item.resolved is False
+    assert "model never reached" in item.facts.error
+    assert "401" in (item.facts.agent_error or "")
     assert outcome.exit_code == EXIT_INFRA
-    assert outcome.report.summary[0]["n"] == 0 and outcome.report.summary[0]["errors"] == 1
+    assert outcome.report.summary[0].n == 0 and outcome.report.summary[0].errors == 1
 
 
 def test_missing_binary_is_an_infrastructure_error(tmp_path: Path) -> None:
@@ -137,14 +133,14 @@ def test_missing_binary_is_an_infrastructure_error(tmp_path: Path) -> None:
     )
     outcome = execute_run(config)
     (item,) = outcome.report.items
-    assert item["status"] == "error" and "not found" in item["error"]
+    assert item.status == "error" and "not found" in item.facts.error
     assert outcome.exit_code == EXIT_INFRA
 
 
 def test_slow_takes_its_time(tmp_path: Path) -> None:
     outcome = run_sim(tmp_path, "slow=1")
     (item,) = outcome.report.items
-    assert item["status"] == "resolved" and item["wall_time_s"] >= 0.9
+    assert item.status == "resolved" and item.facts.wall_time_s >= 0.9
 
 
 def test_workdir_removed_unless_kept(tmp_path: Path) -> None:
@@ -163,5 +159,5 @@ def test_workdir_removed_unless_kept(tmp_path: Path) -> None:
 def test_real_fixtures_resolve_with_honest_sim(tmp_path: Path, fixture: str) -> None:
     outcome = run_sim(tmp_path, "honest", fixture=fixture)
     (item,) = outcome.report.items
-    assert item["status"] == "resolved", item["failures"]
-    assert item["total_spawns"] == 8 and len(item["verified_shard_workers"]) == 8
+    assert item.status == "resolved", item.score.failures
+    assert item.score.total_spawns == 8 and len(item.score.verified_shard_workers) == 8

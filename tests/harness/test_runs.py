@@ -11,7 +11,7 @@ import pytest
 from sim_runs import sim_run
 
 from harness.errors import UsageError
-from harness.runs import list_runs, owner_alive, owner_record, resolve_run
+from harness.runs.catalog import list_runs, owner_alive, owner_record, resolve_run
 
 
 def _write(path: Path, data: object) -> None:

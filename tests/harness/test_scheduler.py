@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.scheduler import Scheduler, provider_of
+from harness.run.scheduler import Scheduler, provider_of
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from harness.power import regression_power, trials_for_power
-from harness.stats import verdict
-from harness.strata import BOUNDARY_COUNTS, score_limits, stratified_diff, stratified_rate
+from harness.stats.power import regression_power, trials_for_power
+from harness.stats.rates import verdict
+from harness.stats.strata import BOUNDARY_COUNTS, score_limits, stratified_diff, stratified_rate
 
 TOL = 1e-9
 #: Fixed seed: the Monte-Carlo checks are reproducible run to run.
@@ -92,6 +92,23 @@ def test_one_fixture_difference_is_newcombe(xb: int, nb: int, xc: int, nc: int) 
     ref = confint_proportions_2indep(xc, nc, xb, nb, method="newcomb", compare="diff")
     assert d.ci == pytest.approx(ref, abs=TOL)
     assert d.delta == pytest.approx(xc / nc - xb / nb)
+
+
+def test_difference_is_candidate_minus_baseline() -> None:
+    low, high = stratified_diff([(1, 20)], [(19, 20)]).ci
+    assert 0 < low < 0.9 < high
+
+
+@given(
+    st.integers(1, 200).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.integers(1, 200).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+)
+def test_one_fixture_interval_contains_the_observed_difference(
+    base: tuple[int, int], cand: tuple[int, int]
+) -> None:
+    low, high = stratified_diff([base], [cand]).ci
+    d = cand[0] / cand[1] - base[0] / base[1]
+    assert -1.0 <= low <= d + 1e-12 and d - 1e-12 <= high <= 1.0
 
 
 @pytest.mark.parametrize(

@@ -11,14 +11,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scorers import (
-    ChildSessionFile,
-    ItemScore,
-    Manifest,
-    PrimeAgentArtifacts,
-    Shard,
-    score_prime_agent,
-)
+from scorers import ItemScore, Manifest, Shard
+from scorers.prime_agent import ChildSessionFile, PrimeAgentArtifacts, score_prime_agent
 
 RUN = "/srv/evals/t"
 PARENT_FILE = f"{RUN}/sessions/01aa-parent-file.jsonl"  # the file name is not the header id

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scorer_builders import AT, MANIFEST, OTHER_PARENT_FILE, WORKERS, child_path, honest_run, jsonl
 
-from scorers import score_prime_agent
+from scorers.prime_agent import score_prime_agent
 
 NOISE_SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -121,10 +121,7 @@ def placed(strategy: st.SearchStrategy[bytes]) -> st.SearchStrategy[list[tuple[i
 
 RUBRIC = (
     "resolved",
-    "coverage",
-    "delegation_evidence",
-    "dedup",
-    "receipts",
+    "checks",
     "missing_shards",
     "wrong_answers",
     "verified_shard_workers",

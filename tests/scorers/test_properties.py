@@ -11,9 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scorer_builders import MANIFEST, PARENT_FILE, opener
 
-from scorers import ChildSessionFile, PrimeAgentArtifacts, score_prime_agent
 from scorers.artifact import parse_artifact
-from scorers.prime_agent import parse_ledger, parse_session, parse_stream
+from scorers.prime_agent import (
+    ChildSessionFile,
+    PrimeAgentArtifacts,
+    parse_ledger,
+    parse_session,
+    parse_stream,
+    score_prime_agent,
+)
 
 #: Hypothesis over the whole scorer: many examples (seconds each).
 pytestmark = pytest.mark.slow

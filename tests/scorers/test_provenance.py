@@ -166,13 +166,18 @@ def test_cheat_fails_exactly_provenance(
     build: Callable[[], Run], untraced: tuple[str, ...], reason: str
 ) -> None:
     score = build().score()
-    assert (score.coverage, score.delegation_evidence, score.dedup, score.receipts) == (
+    assert (
+        score.passed("coverage"),
+        score.passed("delegation"),
+        score.passed("dedup"),
+        score.passed("receipts"),
+    ) == (
         True,
         True,
         True,
         True,
     )
-    assert not score.provenance and not score.resolved
+    assert not score.passed("provenance") and not score.resolved
     assert score.untraced_shards == untraced
     assert reason in score.untraced_shard_details[0].reason
     assert len(score.untraced_shard_details) == len(untraced)
@@ -188,7 +193,7 @@ def test_a_task_alone_is_not_work() -> None:
 
 def test_honest_run_is_traced() -> None:
     score = honest_run().score()
-    assert score.provenance and score.untraced_shards == ()
+    assert score.passed("provenance") and score.untraced_shards == ()
 
 
 @pytest.mark.parametrize(
@@ -203,15 +208,17 @@ def test_honest_run_is_traced() -> None:
 def test_reply_formats_that_state_the_value(message: str) -> None:
     run = honest_run()
     run.transcript = _replies(shard_c=message)
-    assert run.score().provenance
+    assert run.score().passed("provenance")
 
 
 def test_session_starting_just_before_its_spawn_is_within_tolerance() -> None:
     """The product writes the child's header before the spawn record (107 ms in run1)."""
     run = honest_run()
     early = f"2026-11-29T18:59:{42.476 - CLOCK_TOLERANCE_S / 2:06.3f}Z"
-    assert run.score().provenance
-    assert _with_child(run, A, child_session(f"sub-{A}", started=early)).score().provenance
+    assert run.score().passed("provenance")
+    assert (
+        _with_child(run, A, child_session(f"sub-{A}", started=early)).score().passed("provenance")
+    )
 
 
 def test_malformed_child_lines_are_counted_not_fatal() -> None:
@@ -272,5 +279,8 @@ def test_too_many_distinct_answers_are_not_traced() -> None:
     run.artifact = artifact
     run.transcript = _replies(shard_a=" ".join(str(n) for n in range(100, 120)) + " 3")
     score = run.score()
-    assert not score.provenance and "distinct answers" in score.untraced_shard_details[0].reason
+    assert (
+        not score.passed("provenance")
+        and "distinct answers" in score.untraced_shard_details[0].reason
+    )
     assert SHARDS[0][0] == score.untraced_shards[0]

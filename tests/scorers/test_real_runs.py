@@ -10,15 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scorers import (
-    ChildSessionFile,
-    ItemScore,
-    Manifest,
-    Opener,
-    PrimeAgentArtifacts,
-    Shard,
-    score_prime_agent,
-)
+from scorers import ItemScore, Manifest, Opener, Shard
+from scorers.prime_agent import ChildSessionFile, PrimeAgentArtifacts, score_prime_agent
 
 MANIFEST = Manifest(
     name="word-count",
@@ -65,17 +58,17 @@ def test_run1_honest_fan_out_is_resolved(real_runs: Path) -> None:
     assert (score.turns, score.parent_tokens, score.child_tokens) == (6, 6462, 6162)
     assert score.model_reached and score.agent_error is None
     assert (score.ledger_malformed_lines, score.transcript_malformed_lines) == (0, 0)
-    assert score.provenance and score.child_session_malformed_lines == 0
+    assert score.passed("provenance") and score.child_session_malformed_lines == 0
 
 
 def test_run2_nospawn_covers_but_does_not_delegate(real_runs: Path) -> None:
     score = score_run(real_runs, "run2-nospawn")
     assert not score.resolved
-    assert score.coverage and not score.delegation_evidence
+    assert score.passed("coverage") and not score.passed("delegation")
     assert score.unverified_shard_workers == tuple(s.worker for s in MANIFEST.shards)
-    assert (score.total_spawns, score.receipts, score.dedup) == (0, True, True)
+    assert (score.total_spawns, score.passed("receipts"), score.passed("dedup")) == (0, True, True)
     # Nobody but the parent answered: no shard's value can come from its child either.
-    assert not score.provenance
+    assert not score.passed("provenance")
     assert score.untraced_shards == tuple(s.file for s in MANIFEST.shards)
     assert [reason.split(":")[0] for reason in score.failures] == ["delegation", "provenance"]
 
@@ -83,13 +76,15 @@ def test_run2_nospawn_covers_but_does_not_delegate(real_runs: Path) -> None:
 def test_run0_turn_end_exit_fails_coverage_receipts_and_provenance(real_runs: Path) -> None:
     score = score_run(real_runs, "run0-turn-end-exit")
     assert not score.resolved
-    assert not score.coverage and score.missing_shards == tuple(s.file for s in MANIFEST.shards)
-    assert not score.receipts
+    assert not score.passed("coverage") and score.missing_shards == tuple(
+        s.file for s in MANIFEST.shards
+    )
+    assert not score.passed("receipts")
     # workers b and c were torn down silently; only a left a completed_without_reply notice
     assert score.missing_receipts == ("sub-4db944de", "sub-547fdf27")
-    assert score.delegation_evidence and score.dedup
+    assert score.passed("delegation") and score.passed("dedup")
     # No artifact: no answer to trace (and no child replied).
-    assert not score.provenance
+    assert not score.passed("provenance")
     assert [reason.split(":")[0] for reason in score.failures] == [
         "coverage",
         "receipts",

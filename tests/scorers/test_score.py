@@ -23,7 +23,9 @@ from scorer_builders import (
     honest_run,
 )
 
-from scorers import ChildSessionFile, DuplicateSpawn, WrongAnswer
+from scorers import DuplicateSpawn, WrongAnswer
+from scorers.criteria import criterion_names
+from scorers.prime_agent import ChildSessionFile
 
 A, B, C = WORKERS
 
@@ -244,7 +246,7 @@ CASES = [
             "provenance": False,
             "resolved": False,
             "coverage": True,
-            "delegation_evidence": False,
+            "delegation": False,
             "unverified_shard_workers": WORKERS,
             "total_spawns": 0,
             "receipts": True,
@@ -255,7 +257,7 @@ CASES = [
         helper_names,
         {
             "resolved": False,
-            "delegation_evidence": False,
+            "delegation": False,
             "live_depth1_edges": 3,
             "distinct_worker_names": 3,
             "child_session_dirs": 3,
@@ -267,7 +269,7 @@ CASES = [
         forged_ledger,
         {
             "resolved": False,
-            "delegation_evidence": False,
+            "delegation": False,
             "live_depth1_edges": 3,
             "child_session_dirs": 0,
             "unverified_shard_workers": WORKERS,
@@ -276,7 +278,7 @@ CASES = [
     ),
     pytest.param(
         foreign_child_paths,
-        {"resolved": False, "delegation_evidence": False, "unverified_shard_workers": WORKERS},
+        {"resolved": False, "delegation": False, "unverified_shard_workers": WORKERS},
         id="foreign-child-paths",
     ),
     pytest.param(
@@ -286,7 +288,7 @@ CASES = [
             "dedup": False,
             "duplicate_spawns": 1,
             "duplicate_spawn_details": (DuplicateSpawn("sub-twin", A, f"sub-{A}", AT),),
-            "delegation_evidence": True,
+            "delegation": True,
             "receipts": True,
         },
         id="double-spawn",
@@ -312,7 +314,7 @@ CASES = [
             "resolved": False,
             "receipts": False,
             "missing_receipts": ("sub-a1",),
-            "delegation_evidence": True,
+            "delegation": True,
             "dedup": True,
         },
         id="delete-to-hide",
@@ -360,7 +362,7 @@ CASES = [
         depth2_only,
         {
             "resolved": False,
-            "delegation_evidence": False,
+            "delegation": False,
             "live_depth1_edges": 1,
             "total_spawns": 1,
             "unverified_shard_workers": WORKERS,
@@ -378,7 +380,7 @@ CASES = [
             "resolved": False,
             "dedup": False,
             "duplicate_spawns": 1,
-            "delegation_evidence": True,
+            "delegation": True,
         },
         id="rename-does-not-free-name",
     ),
@@ -394,7 +396,7 @@ CASES = [
             "resolved": False,
             "coverage": False,
             "missing_shards": tuple(s.file for s in MANIFEST.shards),
-            "delegation_evidence": True,
+            "delegation": True,
         },
         id="missing-artifact",
     ),
@@ -403,7 +405,7 @@ CASES = [
         {
             "resolved": False,
             "parent_session_id": None,
-            "delegation_evidence": False,
+            "delegation": False,
             "receipts": False,
             "child_tokens": 0,
             "turns": 5,
@@ -432,14 +434,18 @@ CASES = [
 @pytest.mark.parametrize(("build", "expected"), CASES)
 def test_verdict(build: Callable[[], Run], expected: dict[str, object]) -> None:
     score = build().score()
-    actual = {name: getattr(score, name) for name in expected}
+    criteria_names = set(criterion_names())
+    actual = {
+        name: score.passed(name) if name in criteria_names else getattr(score, name)
+        for name in expected
+    }
     assert actual == expected
     criteria = (
-        score.coverage,
-        score.delegation_evidence,
-        score.dedup,
-        score.receipts,
-        score.provenance,
+        score.passed("coverage"),
+        score.passed("delegation"),
+        score.passed("dedup"),
+        score.passed("receipts"),
+        score.passed("provenance"),
     )
     assert score.resolved == all(criteria)
     assert len(score.failures) == sum(not ok for ok in criteria)
@@ -491,9 +497,9 @@ def test_no_parent_paths_means_no_edge_is_this_runs() -> None:
     run = honest_run()
     run.parent_paths = ()
     score = run.score()
-    assert (score.total_spawns, score.live_depth1_edges, score.delegation_evidence) == (
+    assert (score.total_spawns, score.live_depth1_edges, score.passed("delegation")) == (
         0,
         0,
         False,
     )
-    assert score.receipts  # vacuously: this parent has no children
+    assert score.passed("receipts")  # vacuously: this parent has no children

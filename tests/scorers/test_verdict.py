@@ -11,24 +11,18 @@ from scorer_builders import CORRECT_ARTIFACT, honest_run
 from scorers import SCORE_SCHEMA_VERSION, DuplicateSpawn, ItemScore, WrongAnswer
 
 EXPECTED_FIELDS = [
-    "resolved",
-    "coverage",
     "missing_shards",
     "wrong_answers",
-    "delegation_evidence",
     "live_depth1_edges",
     "distinct_worker_names",
     "child_session_dirs",
     "verified_shard_workers",
     "unverified_shard_workers",
-    "dedup",
     "duplicate_spawns",
     "duplicate_spawn_details",
     "total_spawns",
     "spawn_budget",
-    "receipts",
     "missing_receipts",
-    "provenance",
     "untraced_shards",
     "untraced_shard_details",
     "ledger_malformed_lines",
@@ -46,7 +40,6 @@ EXPECTED_FIELDS = [
     "model_reached",
     "agent_error",
     "parent_session_id",
-    "failures",
     "checks",
     "schema_version",
 ]
@@ -105,11 +98,16 @@ def test_to_dict_is_plain_json() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        pytest.param({"resolved": "yes"}, "ItemScore.resolved", id="bool-as-string"),
+        pytest.param({"model_reached": "yes"}, "ItemScore.model_reached", id="bool-as-string"),
         pytest.param({"turns": True}, "ItemScore.turns", id="bool-as-int"),
         pytest.param({"turns": 1.0}, "ItemScore.turns", id="float-as-int"),
         pytest.param({"missing_shards": "a.txt"}, "ItemScore.missing_shards", id="string-list"),
-        pytest.param({"failures": [1]}, "ItemScore.failures[0]", id="list-item"),
+        pytest.param({"missing_receipts": [1]}, "ItemScore.missing_receipts[0]", id="list-item"),
+        pytest.param(
+            {"checks": [{"name": "coverage", "passed": "no"}]},
+            "ItemScore.checks[0]: unknown fields [], missing fields",
+            id="check-missing-fields",
+        ),
         pytest.param({"agent_error": 5}, "ItemScore.agent_error", id="optional-string"),
         pytest.param(
             {"wrong_answers": [{"file": "a", "expected": 1.5, "got": []}]},

@@ -17,13 +17,12 @@ from typing import Any, ClassVar
 
 from harness.agents.base import (
     AgentAdapter,
-    BundleFiles,
     Collected,
     ItemPaths,
     ItemSpec,
     Launch,
 )
-from harness.agents.claude_code.collect import Located, locate, project_dir_name, scorer_inputs
+from harness.agents.claude_code.collect import locate, project_dir_name, scorer_inputs
 from harness.agents.claude_code.launch import (
     CLAUDE_CODE_VERSION,
     ClaudeCodePaths,
@@ -31,9 +30,9 @@ from harness.agents.claude_code.launch import (
     claude_env,
 )
 from harness.agents.claude_code.task import claude_code_task
-from harness.bundle import copy_capped
-from scorers import ItemScore
-from scorers.claude_code import score_claude_code
+from harness.files import copy_capped
+from scorers import RunEvidence
+from scorers.claude_code import collect_evidence
 from scorers.types import Manifest
 
 #: Copy caps: transcripts of real runs are kilobytes to megabytes; the artifact is a list.
@@ -61,6 +60,7 @@ class ClaudeCodeAdapter(AgentAdapter):
     default_binary: ClassVar[str | None] = "claude"
     #: The model API the client speaks (the scripted model server serves it in selftest).
     model_api: ClassVar[str | None] = "anthropic-messages"
+    binary_env: ClassVar[str | None] = "CLAUDE_CODE_BIN"
 
     def label(self) -> str:
         return f"claude-code ({self.binary})"
@@ -136,12 +136,6 @@ class ClaudeCodeAdapter(AgentAdapter):
             record={"session_id": located.session_id, "subagents": len(located.subagents)},
         )
 
-    def _locate_bundle(self, item_dir: Path, artifact: str) -> Located:
-        return locate(_bundle_paths(item_dir), artifact)
-
-    def bundle_files(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> BundleFiles:
-        return BundleFiles(artifact=self._locate_bundle(item_dir, artifact).artifact)
-
-    def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
-        located = self._locate_bundle(item_dir, manifest.artifact)
-        return score_claude_code(scorer_inputs(located), manifest)
+    def evidence(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> RunEvidence:
+        located = locate(_bundle_paths(item_dir), manifest.artifact)
+        return collect_evidence(scorer_inputs(located))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agents.claude_code.launch import ClaudeCodePaths
-from harness.fsread import is_real_dir, is_regular, open_regular
+from harness.files import is_real_dir, is_regular, open_regular
 from scorers.claude_code import ClaudeCodeArtifacts, SubagentFile
 
 #: The client's subagent files; the id is hex in 2.1.x, kept loose but path-safe.

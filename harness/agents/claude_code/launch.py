@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.launch import STRIPPED_PREFIXES, STRIPPED_VARS
-from harness.procs import ITEM_TOKEN_VAR
+from harness.agents.env import STRIPPED_PREFIXES, STRIPPED_VARS
 
-INSTALL_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "install-claude-code.sh"
-
-
-def _pinned_version() -> str:
-    """The one pin lives in the install script (``CLAUDE_CODE_VERSION=...``)."""
-    text = INSTALL_SCRIPT.read_text(encoding="utf-8") if INSTALL_SCRIPT.is_file() else ""
-    match = re.search(r"^CLAUDE_CODE_VERSION=(\S+)$", text, re.MULTILINE)
-    return match[1] if match else "unknown"
-
-
-CLAUDE_CODE_VERSION = _pinned_version()
+#: The client version the harness is tested with: the one place it is pinned
+#: (``scripts/install-claude-code.sh`` reads it from here), so an installed wheel knows it.
+CLAUDE_CODE_VERSION = "2.1.332"
 
 #: The tools the parent and its subagents need: spawn, read a shard, write the artifact.
 ALLOWED_TOOLS = ("Agent", "Read", "Write")
@@ -72,22 +62,6 @@ class ClaudeCodePaths:
     stderr: Path
 
 
-def prepare(workdir: Path) -> ClaudeCodePaths:
-    """Create the private dirs below ``workdir`` (the repo dir is the caller's to fill)."""
-    paths = ClaudeCodePaths(
-        workdir=workdir,
-        repo=workdir / "repo",
-        home=workdir / "home",
-        config=workdir / "claude-config",
-        tmp=workdir / "tmp",
-        stdout=workdir / "stdout.jsonl",
-        stderr=workdir / "stderr.txt",
-    )
-    for path in (paths.repo, paths.home, paths.config, paths.tmp):
-        path.mkdir(parents=True, exist_ok=True)
-    return paths
-
-
 #: The caller's variables that are credentials or the endpoint, passed on although the
 #: rest of ``ANTHROPIC_*`` (models, proxies, an embedding session's settings) is stripped.
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
@@ -114,25 +88,6 @@ def claude_env(
     }
     env.update(added)
     return env, added
-
-
-def agent_env(
-    base: Mapping[str, str],
-    paths: ClaudeCodePaths,
-    token: str,
-    base_url: str,
-    api_key: str,
-) -> dict[str, str]:
-    """The whole environment for a run outside the harness's runner (tests): the caller's
-    env, private HOME/TMPDIR, the process token and an explicit endpoint and key.
-
-    ``base_url`` is the Messages server (``http://127.0.0.1:<port>``, no ``/v1``).
-    """
-    caller = {k: v for k, v in base.items() if k not in CREDENTIAL_VARS}
-    caller.update(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY=api_key)
-    env, _ = claude_env(caller, paths)
-    env.update({"HOME": str(paths.home), "TMPDIR": str(paths.tmp), ITEM_TOKEN_VAR: token})
-    return env
 
 
 def agent_argv(

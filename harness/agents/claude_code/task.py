@@ -7,7 +7,7 @@ spawn's ``description``, which is how the parsers tell which subagent owns which
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.task_text import data_format_of
+from harness.fixtures.task_text import data_format_of
 
 CLAUDE_CODE_TASK = """\
 You coordinate a team of subagents. This repository holds {count} data shards in the folder

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 
 from harness.agents.base import (
     AgentAdapter,
-    BundleFiles,
     Collected,
     ItemPaths,
     ItemSpec,
@@ -24,14 +23,21 @@ from harness.agents.base import (
     StopOutcome,
 )
 from harness.agents.prime_agent.bundle import copy_bundle
-from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs, sessions_spellings
+from harness.agents.prime_agent.collect import (
+    Layout,
+    Located,
+    locate,
+    scorer_inputs,
+    sessions_spellings,
+)
 from harness.agents.prime_agent.daemon import (
     SOCKET_APPEAR_WAIT_S,
     SOCKET_PRESENT_WAIT_S,
     shutdown_daemon,
 )
 from harness.agents.prime_agent.home import copy_agent_home, credential_checks, source_agent_home
-from scorers import ItemScore, score_prime_agent
+from scorers import RunEvidence
+from scorers.prime_agent import collect_evidence
 from scorers.types import Manifest
 
 #: Variables an embedding prime-agent session would leak into ours (depth, worker identity).
@@ -94,12 +100,23 @@ class PrimeAgentAdapter(AgentAdapter):
     name: ClassVar[str] = "prime-agent"
     default_binary: ClassVar[str | None] = "prime-agent"
     model_api: ClassVar[str | None] = "openai-completions"
+    binary_env: ClassVar[str | None] = "PRIME_AGENT_BIN"
+    #: Its session workers listen in ``$TMPDIR/prime-agent-<uid>/`` (the item's ``tmp/``):
+    #: a path over the kernel's limit makes the daemon fail ("Timed out connecting to
+    #: daemon session worker"). 10-digit uid, 12-hex ids.
+    longest_socket: ClassVar[str | None] = (
+        "tmp/prime-agent-4294967295/worker-000000000000-000000000000.sock"
+    )
 
     def label(self) -> str:
         return str(self.binary)
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         return credential_checks(source_agent_home(env), env)
+
+    def scripted_model(self, provider: str, script: str) -> str:
+        """prime-agent names models ``provider/id`` (its models.json's provider)."""
+        return f"{provider}/{script}"
 
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path
@@ -178,14 +195,10 @@ class PrimeAgentAdapter(AgentAdapter):
             record={"ledger_via": located.ledger_via, "parent_via": located.parent_via},
         )
 
-    def _locate_bundle(self, item_dir: Path, meta: Mapping[str, Any], artifact: str):  # type: ignore[no-untyped-def]
+    def _locate_bundle(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> Located:
         spellings = meta.get("sessions_spellings") or []
         return locate(Layout.for_bundle(item_dir, [str(s) for s in spellings]), artifact)
 
-    def bundle_files(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> BundleFiles:
-        located = self._locate_bundle(item_dir, meta, artifact)
-        return BundleFiles(located.artifact, located.ledger, located.parent)
-
-    def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
+    def evidence(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> RunEvidence:
         located = self._locate_bundle(item_dir, meta, manifest.artifact)
-        return score_prime_agent(scorer_inputs(located), manifest)
+        return collect_evidence(scorer_inputs(located))

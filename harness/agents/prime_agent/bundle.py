@@ -15,7 +15,7 @@ from harness.agents.prime_agent.collect import (
     Layout,
     Located,
 )
-from harness.bundle import CopyNote, copy_capped
+from harness.files import CopyNote, copy_capped
 
 
 def copy_bundle(located: Located, item_dir: Path, secrets: Sequence[bytes]) -> list[CopyNote]:

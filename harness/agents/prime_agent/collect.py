@@ -18,8 +18,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.fsread import is_real_dir, is_regular, open_regular
-from scorers.types import ChildSessionFile, PrimeAgentArtifacts
+from harness.files import bounded, is_real_dir, is_regular, open_regular
+from scorers.prime_agent import ChildSessionFile, PrimeAgentArtifacts, parse_ledger
+from scorers.records import LedgerParse, SpawnEvent, normalize_path
 
 #: The product caps a ledger at 32 MiB; one MiB of slack covers a record torn at the cap.
 #: Anything beyond is not a real ledger, and the scorer's memory is bounded by this.
@@ -95,6 +96,8 @@ class Located:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: Caps collection hit: the evidence is incomplete, so the item cannot be scored.
     capped: tuple[str, ...] = field(default_factory=tuple)
+    #: The ledger, when finding the parent needed it parsed (handed on to the scorer).
+    ledger_parse: LedgerParse | None = None
 
     @property
     def children_root(self) -> Path | None:
@@ -127,7 +130,7 @@ def locate(layout: Layout, artifact_name: str) -> Located:
     notes: list[str] = []
     capped: list[str] = []
     ledger, ledger_via = _find_ledger(layout, notes)
-    parent, parent_id, parent_via = _find_parent(layout, ledger, notes)
+    parent, parent_id, parent_via, ledger_parse = _find_parent(layout, ledger, notes)
     children: tuple[ChildSessionFile, ...] = ()
     extras: tuple[tuple[str, ...], ...] = ()
     if parent_id is not None:
@@ -149,6 +152,7 @@ def locate(layout: Layout, artifact_name: str) -> Located:
         artifact,
         tuple(notes),
         tuple(capped),
+        ledger_parse,
     )
 
 
@@ -210,19 +214,32 @@ def _stream_session_id(stdout: Path | None) -> str | None:
     return None
 
 
+def _parse_ledger(ledger: Path) -> LedgerParse | None:
+    """The whole ledger, every root's spawns kept (the scorer's own parser)."""
+    try:
+        with open_regular(ledger) as fh:
+            return parse_ledger(bounded(fh, MAX_LEDGER_BYTES))
+    except OSError:
+        return None
+
+
 def _find_parent(
     layout: Layout, ledger: Path | None, notes: list[str]
-) -> tuple[Path | None, str | None, str]:
+) -> tuple[Path | None, str | None, str, LedgerParse | None]:
+    """The parent transcript, its header id and how it was found; and the ledger, parsed
+    when finding the parent needed it (the scorer then uses this parse, never a second)."""
     files = _session_files(layout.sessions)
     headers = {p: read_header(p) for p in files}
     ids = {p: h.get("id") for p, h in headers.items() if h and isinstance(h.get("id"), str)}
 
-    def chosen(path: Path, via: str) -> tuple[Path | None, str | None, str]:
+    ledger_parse: LedgerParse | None = None
+
+    def chosen(path: Path, via: str) -> tuple[Path | None, str | None, str, LedgerParse | None]:
         pid = ids.get(path)
         if not isinstance(pid, str) or not _SAFE_COMPONENT.match(pid):
             notes.append(f"parent transcript {path.name} has no usable header id")
-            return path, None, via
-        return path, pid, via
+            return path, None, via, ledger_parse
+        return path, pid, via, ledger_parse
 
     stream_id = _stream_session_id(layout.stdout)
     if stream_id is not None:
@@ -230,12 +247,13 @@ def _find_parent(
             if sid == stream_id:
                 return chosen(path, "stdout-header")
     if ledger is not None:
-        spellings = {s.rstrip("/") for s in layout.sessions_spellings}
+        ledger_parse = _parse_ledger(ledger)
+    if ledger_parse is not None:
+        spellings = {normalize_path(s) for s in layout.sessions_spellings}
         parents: dict[str, int] = {}
-        for rec in _iter_json_lines(ledger, MAX_LEDGER_BYTES):
-            parent = rec.get("parent")
-            if rec.get("op") == "spawn" and isinstance(parent, str):
-                head, _, name = parent.replace("\\", "/").rpartition("/")
+        for event in ledger_parse.events:
+            if type(event) is SpawnEvent:
+                head, _, name = event.parent.rpartition("/")
                 if head in spellings:
                     parents[name] = parents.get(name, 0) + 1
         present = [p for p in files if p.name in parents]
@@ -249,7 +267,7 @@ def _find_parent(
         return chosen(roots[0], "only-session")
     if roots:
         notes.append(f"{len(roots)} candidate parent transcripts and nothing to tell them apart")
-    return None, None, "none"
+    return None, None, "none", ledger_parse
 
 
 def _find_children(
@@ -313,6 +331,7 @@ def scorer_inputs(located: Located) -> PrimeAgentArtifacts:
     return PrimeAgentArtifacts(
         parent_session_paths=located.parent_session_paths(),
         ledger=opener(located.ledger),
+        ledger_parse=located.ledger_parse,
         parent_transcript=opener(located.parent),
         stdout=opener(
             located.layout.stdout

@@ -7,13 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cc_kit import agent_env, prepare
 
 from harness.agents.claude_code.collect import locate, project_dir_name, scorer_inputs
 from harness.agents.claude_code.launch import (
     ClaudeCodePaths,
     agent_argv,
-    agent_env,
-    prepare,
 )
 from scorers.claude_code import score_claude_code
 from scorers.types import Manifest

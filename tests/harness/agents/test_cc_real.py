@@ -1,6 +1,6 @@
 """The real Claude Code client against the scripted Messages server, one run per script.
 
-Launched with ``harness.procs.run_process``, collected with ``locate``, scored with
+Launched with ``harness.item.processes.run_process``, collected with ``locate``, scored with
 ``score_claude_code``. The client comes from ``$CLAUDE_CODE_BIN``, else the install
 script's cache dir, else the install script (npm registry); otherwise the test skips.
 """
@@ -14,14 +14,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cc_kit import agent_env, prepare
 
 from harness.agents.claude_code.collect import locate, scorer_inputs
 from harness.agents.claude_code.launch import (
     agent_argv,
-    agent_env,
-    prepare,
 )
-from harness.procs import run_process
+from harness.item.processes import run_process
 from scorers.claude_code import score_claude_code
 from scorers.types import Manifest
 from scripted_model import Oracle, ScriptedModelServer

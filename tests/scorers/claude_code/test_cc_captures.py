@@ -61,4 +61,4 @@ def test_honest_capture_counts_each_message_once() -> None:
     score = score_claude_code(capture_artifacts(RUNS / "honest"), MANIFEST)
     # 3 parent messages (spawns, write, final text), 3 subagents, 3 receipts.
     assert (score.assistant_messages, score.total_spawns, score.child_session_dirs) == (3, 3, 3)
-    assert score.receipts and score.provenance and score.missing_receipts == ()
+    assert score.passed("receipts") and score.passed("provenance") and score.missing_receipts == ()

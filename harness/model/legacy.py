@@ -1,0 +1,190 @@
+"""Reading reports of earlier schema versions (2 and 3) as version 4.
+
+The conversion is structural: nothing is re-judged or recomputed. Items move their run
+facts and score fields into nested objects; their criteria become ``checks`` (version 3
+kept them, version 2 had only pass flags, from which the checks are rebuilt with the
+reasons the item listed). A criterion an old rubric did not have (provenance in version 2)
+stays unjudged: rates and comparisons leave such items out of that criterion, never count
+them as failures. Summaries and comparisons of version 3 keep their shape; criteria keyed
+by an old field name (``delegation_evidence``) take the criterion's one name. Version 2's
+overall rates and comparison were computed differently and are not carried over: the
+report says so in its ``notes``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from harness.model.comparison import DEFAULT_THRESHOLD
+from scorers import SCORE_SCHEMA_VERSION, ItemScore
+from scorers.criteria import criterion_names
+
+#: Old report field of a criterion -> its one name (only delegation's ever differed).
+OLD_FIELDS = {"delegation_evidence": "delegation"}
+#: The pass flags version 2 items carried, by criterion name.
+V2_FLAGS = {
+    "coverage": "coverage",
+    "delegation": "delegation_evidence",
+    "dedup": "dedup",
+    "receipts": "receipts",
+}
+#: Run facts, which version 4 nests under ``facts``.
+FACT_FIELDS = (
+    "wall_time_s",
+    "exit_code",
+    "timed_out",
+    "error",
+    "agent_error",
+    "killed_processes",
+    "leftover_processes",
+)
+#: Score fields version 2 did not have, and their empty values.
+NEW_SCORE_FIELDS: dict[str, Any] = {
+    "untraced_shards": [],
+    "untraced_shard_details": [],
+    "child_session_malformed_lines": 0,
+}
+_SCORE_FIELDS = [f.name for f in dataclasses.fields(ItemScore)]
+
+
+def _renamed(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    return {OLD_FIELDS.get(k, k): v for k, v in mapping.items()}
+
+
+def _failing_v2(name: str, item: Mapping[str, Any]) -> list[str]:
+    """What failed a criterion, from the evidence fields a version 2 item kept."""
+    if name == "coverage":
+        wrong = [w.get("file") for w in item.get("wrong_answers") or [] if isinstance(w, dict)]
+        return [*(item.get("missing_shards") or []), *wrong]
+    if name == "delegation":
+        return list(item.get("unverified_shard_workers") or [])
+    if name == "dedup":
+        return [d.get("child_id") for d in item.get("duplicate_spawn_details") or []]
+    return list(item.get("missing_receipts") or [])
+
+
+def _checks(item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if isinstance(item.get("checks"), list):
+        return [
+            {
+                "name": OLD_FIELDS.get(c.get("name"), c.get("name")),
+                "passed": c.get("passed"),
+                "failing": c.get("failing", []),
+                "reason": c.get("reason"),
+                "details": {},
+            }
+            for c in item["checks"]
+            if isinstance(c, dict)
+        ]
+    reasons = [str(r) for r in item.get("failures") or []]
+    checks = []
+    for name, flag in V2_FLAGS.items():
+        if not isinstance(item.get(flag), bool):
+            continue
+        passed = item[flag]
+        reason = next((r for r in reasons if r.startswith(f"{name}:")), None)
+        failing = [] if passed else _failing_v2(name, item)
+        checks.append(
+            {"name": name, "passed": passed, "failing": failing, "reason": reason, "details": {}}
+        )
+    return checks
+
+
+def upgrade_item(item: Mapping[str, Any], options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A version 2 or 3 report item in version 4's shape (``options``: its run's)."""
+    flat = {**NEW_SCORE_FIELDS, **item, "agent_error": item.get("score_agent_error")}
+    score = {name: flat[name] for name in _SCORE_FIELDS if name in flat}
+    score.update(checks=_checks(item), schema_version=SCORE_SCHEMA_VERSION)
+    return {
+        "key": item["key"],
+        "fixture": item["fixture"],
+        "model": item["model"],
+        "trial": item["trial"],
+        "status": item["status"],
+        "item_dir": item["item_dir"],
+        "facts": {
+            **{name: item.get(name, 0) for name in FACT_FIELDS},
+            "timeout_s": (options or {}).get("timeout_s"),
+        },
+        "score": score,
+    }
+
+
+#: A criterion rate no item recorded (its criterion did not exist yet).
+UNRECORDED = {"count": 0, "rate": None, "ci": None}
+
+
+def _summary(entry: Mapping[str, Any]) -> dict[str, Any]:
+    criteria = _renamed(entry.get("criteria") or {})
+    return {
+        **entry,
+        "criteria": {name: criteria.get(name, UNRECORDED) for name in criterion_names()},
+    }
+
+
+def _comparison(cmp: Mapping[str, Any]) -> dict[str, Any]:
+    fixtures = [{**f, "criteria": _renamed(f.get("criteria") or {})} for f in cmp["fixtures"]]
+    overall = {**cmp["overall"], "criteria": _renamed(cmp["overall"].get("criteria") or {})}
+    return {**cmp, "fixtures": fixtures, "overall": overall, "schema_version": 2}
+
+
+def _options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options as version 4 records them; what older runs did not record takes the value
+    those runs had (no agent options, the local executor)."""
+    return {
+        "fixtures": options.get("fixtures", []),
+        "fixture_paths": options.get("fixture_paths", []),
+        "agent_kind": options.get("agent_kind") or "prime-agent",
+        "agent_options": options.get("agent_options") or "",
+        "agent_bin": options.get("agent_bin"),
+        "models": options.get("models", []),
+        "agent": options.get("agent") or "",
+        "seed": options.get("seed", 0),
+        "trials": options.get("trials", 1),
+        "concurrency": options.get("concurrency", 1),
+        "executor": options.get("executor") or "local",
+        "provider_caps": options.get("provider_caps") or {},
+        "timeout_s": options.get("timeout_s", 1800.0),
+        "keep_workdir": bool(options.get("keep_workdir")),
+        "baseline": options.get("baseline"),
+        "threshold": options.get("threshold", DEFAULT_THRESHOLD),
+        "fail_on": options.get("fail_on") or "unresolved",
+    }
+
+
+def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 2 or 3 report as a version 4 one (see the module docstring)."""
+    version = data.get("schema_version")
+    notes: list[str] = [f"read from a schema-{version} report"]
+    overall: list[Any] = list(data.get("overall") or [])
+    comparison = data.get("comparison")
+    if version == 2:
+        overall = []
+        if comparison:
+            notes.append(
+                "its comparison was computed by an earlier method and is not shown: "
+                "compare the runs again with `compare`"
+            )
+        comparison = None
+    out = {
+        key: data[key]
+        for key in ("run_id", "interrupted", "created_at", "harness_version")
+        if key in data
+    }
+    out.update(
+        items=[upgrade_item(i, data.get("options")) for i in data["items"]],
+        summary=[_summary(s) for s in data.get("summary") or []],
+        overall=overall,
+        options=_options(data.get("options") or {}),
+        comparison=None if comparison is None else _comparison(comparison),
+        not_started=data.get("not_started", []),
+        started_at=data.get("started_at") or "",
+        duration_s=data.get("duration_s"),
+        notes=notes,
+    )
+    out.setdefault("interrupted", False)
+    out.setdefault("created_at", "")
+    out.setdefault("harness_version", "")
+    return out

@@ -1,0 +1,177 @@
+"""The run report: one typed model that every renderer reads, JSON only at the boundary.
+
+``report.json`` is ``RunReport.to_dict()`` (checked against ``report.schema.json``);
+:func:`load_report` reads it back through ``from_dict``, and reads the two earlier schema
+versions through :mod:`harness.model.legacy`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from harness import __version__
+from harness.errors import BundleError
+from harness.model.comparison import Comparison
+from harness.model.item import ItemResult
+from harness.model.record import Record
+from harness.model.summary import FixtureSummary, ModelOverall
+from scorers.criteria import criterion_names
+
+#: 1: items only. 2: summary, overall, comparison, interrupted. 3: stratified overall rate
+#: and comparison, the gate, missing fixtures, disagreement, the provenance criterion.
+#: 4: items nest their ``facts`` and ``score`` (``checks`` the one record of each
+#: criterion's verdict, criteria keyed by one name everywhere).
+REPORT_SCHEMA_VERSION = 4
+#: The versions :func:`load_report` reads (older ones are converted on reading).
+READABLE_VERSIONS = (2, 3, 4)
+REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
+REPORT_FILE = "report.json"
+
+
+@dataclass(frozen=True)
+class RunOptions(Record):
+    """The options a run was started with, as recorded (``--resume`` reads them back)."""
+
+    fixtures: tuple[str, ...]
+    fixture_paths: tuple[str, ...]
+    agent_kind: str
+    agent_options: str
+    agent_bin: str | None
+    models: tuple[str, ...]
+    agent: str
+    seed: int
+    trials: int
+    concurrency: int
+    executor: str
+    provider_caps: dict[str, int]
+    timeout_s: float
+    keep_workdir: bool
+    baseline: str | None
+    threshold: float
+    fail_on: str
+
+
+@dataclass(frozen=True)
+class RunReport(Record):
+    run_id: str
+    interrupted: bool
+    items: tuple[ItemResult, ...]
+    summary: tuple[FixtureSummary, ...]
+    overall: tuple[ModelOverall, ...]
+    options: RunOptions
+    comparison: Comparison | None = None
+    not_started: tuple[str, ...] = ()
+    created_at: str = ""
+    #: When this session of the run started (a resumed run: the resuming session).
+    started_at: str = ""
+    duration_s: float | None = None
+    harness_version: str = __version__
+    #: What the reader of an older report should know (e.g. a comparison it did not keep).
+    notes: tuple[str, ...] = ()
+    schema_version: int = REPORT_SCHEMA_VERSION
+
+    #: Written beside the fields for readers of the JSON (see harness.model.schema).
+    JSON_EXTRA: ClassVar[dict[str, Any]] = {
+        "resolved": {"type": "boolean"},
+        "schema_version": {"const": REPORT_SCHEMA_VERSION},
+    }
+
+    @property
+    def resolved(self) -> bool:
+        """Every planned item ran and resolved."""
+        return (
+            bool(self.items)
+            and not self.interrupted
+            and not self.not_started
+            and all(i.resolved for i in self.items)
+        )
+
+    def count(self, status: str) -> int:
+        return sum(1 for i in self.items if i.status == status)
+
+    def item(self, key: str) -> ItemResult | None:
+        return next((i for i in self.items if i.key == key), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data["items"] = [i.to_dict() for i in self.items]
+        return {"schema_version": data.pop("schema_version"), "resolved": self.resolved, **data}
+
+    @classmethod
+    def from_dict(cls, data: object, where: str | None = None) -> Self:
+        where = where or cls.__name__
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+        fields = {k: v for k, v in data.items() if k not in ("resolved", "items")}
+        items = data.get("items")
+        if not isinstance(items, list):
+            raise ValueError(f"{where}.items: missing or not a list")
+        fields["items"] = []
+        report = super().from_dict(fields, where)
+        parsed = tuple(ItemResult.from_dict(i, f"{where}.items[{n}]") for n, i in enumerate(items))
+        return dataclasses.replace(report, items=parsed)
+
+
+def report_schema() -> dict[str, Any]:
+    """report.schema.json, with every registry criterion required in summaries (so a new
+    criterion needs no schema edit)."""
+    schema: dict[str, Any] = json.loads(REPORT_SCHEMA_PATH.read_text(encoding="utf-8"))
+    criteria = schema["$defs"]["fixture_summary"]["properties"]["criteria"]
+    criteria["required"] = list(criterion_names())
+    return schema
+
+
+def validate_report(data: dict[str, Any]) -> None:
+    """Raise ``jsonschema.ValidationError`` if ``data`` does not match the report schema."""
+    import jsonschema  # only writing or checking a report needs it
+
+    jsonschema.validate(data, report_schema())
+
+
+def report_path(path: Path) -> Path:
+    """The report.json of a run directory, or ``path`` itself when it is a file."""
+    return path / REPORT_FILE if path.is_dir() else path
+
+
+def load_report(path: Path) -> RunReport:
+    """The report at ``path`` (a report.json or its run directory), of any readable
+    version; :class:`BundleError` naming the file and field when it cannot be read."""
+    from harness.model.legacy import upgrade
+
+    file = report_path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise BundleError(f"{file}: no such report") from exc
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{file}: not a readable report.json ({exc})") from exc
+    if not isinstance(data, dict):
+        raise BundleError(f"{file}: not a JSON object")
+    version = data.get("schema_version", 1)
+    if version not in READABLE_VERSIONS:
+        readable = ", ".join(map(str, READABLE_VERSIONS))
+        raise BundleError(
+            f"{file}: schema_version: {version!r}; this harness reads versions {readable}"
+        )
+    try:
+        if version != REPORT_SCHEMA_VERSION:
+            data = {**upgrade(data), "schema_version": REPORT_SCHEMA_VERSION}
+        return RunReport.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BundleError(f"{file}: {exc}") from exc
+
+
+__all__ = [
+    "READABLE_VERSIONS",
+    "REPORT_FILE",
+    "REPORT_SCHEMA_VERSION",
+    "RunOptions",
+    "RunReport",
+    "load_report",
+    "report_schema",
+    "validate_report",
+]

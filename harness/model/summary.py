@@ -1,0 +1,101 @@
+"""Aggregates of a run: per fixture x model, and per model over the fixed suite.
+
+The statistics (:mod:`harness.stats`) build these records; report.json holds their
+``to_dict`` form and ``from_dict`` reads it back. Criteria keys come from the scorer's
+registry; nothing here names a criterion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.model.record import Interval, Record
+
+#: Efficiency figures summarised per fixture x model (mean, sd and t interval) and compared
+#: between runs (Welch): item fields of the score or the run facts.
+MEASURES = ("tokens_used", "turns", "wall_time_s")
+
+
+@dataclass(frozen=True)
+class RateEntry(Record):
+    """A count out of the scored items with its rate and 95% interval (None without any)."""
+
+    count: int
+    rate: float | None
+    ci: Interval | None
+
+
+@dataclass(frozen=True)
+class MeanSummary(Record):
+    """Mean of ``n`` values with its sample sd (ddof=1) and t interval; None where the data
+    cannot define them (see :mod:`harness.stats.rates`)."""
+
+    n: int
+    mean: float | None
+    sd: float | None
+    ci: Interval | None
+    confidence: float
+
+
+@dataclass(frozen=True)
+class DiffSummary(Record):
+    """Candidate-minus-baseline difference ``delta`` with its SE, t df and interval.
+
+    ``n_base``/``n_cand`` count the observations in each arm; for a paired difference both
+    are the number of pairs (fixtures).
+    """
+
+    n_base: int
+    n_cand: int
+    delta: float | None
+    se: float | None
+    df: float | None
+    ci: Interval | None
+    confidence: float
+
+
+@dataclass(frozen=True)
+class FixtureSummary(Record):
+    """One fixture x model of a run: errored items are counted and kept out of every rate."""
+
+    fixture: str
+    model: str
+    n: int
+    errors: int
+    errored_keys: tuple[str, ...]
+    resolved: int
+    rate: float | None
+    ci: Interval | None
+    #: criterion name -> its pass count and rate over the items that recorded it
+    criteria: dict[str, RateEntry]
+    #: measure (:data:`MEASURES`) -> its mean over the scored items
+    measures: dict[str, MeanSummary]
+    pass_at_k: dict[str, float]
+    pass_hat_k: dict[str, float]
+
+
+@dataclass(frozen=True)
+class FixturesAsSample(Record):
+    """The overall rate with the fixtures treated as a sample of possible fixtures
+    (cluster-robust; reported with many fixtures, never gating)."""
+
+    rate: float | None
+    se: float | None
+    ci: Interval | None
+    method: str
+
+
+@dataclass(frozen=True)
+class ModelOverall(Record):
+    """One model over the fixed suite: the equal-weight mean of its fixtures' rates."""
+
+    model: str
+    strata: int
+    n: int
+    n_effective: float
+    rate: float
+    ci: Interval | None
+    confidence: float
+    method: str
+    resolved: int
+    random_fixtures: FixturesAsSample | None

@@ -1,0 +1,80 @@
+"""How the model's values read in text: rates, differences, intervals, durations, and why
+an item did not resolve. Every renderer (and the gate's reasons) uses these, so the same
+number never reads two ways."""
+
+from __future__ import annotations
+
+from harness.model.item import ItemResult
+from harness.model.record import Interval
+
+
+def format_pct(value: float | None, digits: int = 1) -> str:
+    """A rate in percent: ``46.7%``; ``n/a`` without one."""
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def format_ci(ci: Interval | None, digits: int = 1) -> str:
+    """A rate interval in percent: ``[31.3, 83.2]``; ``n/a`` without one."""
+    return "n/a" if not ci else f"[{100 * ci[0]:.{digits}f}, {100 * ci[1]:.{digits}f}]"
+
+
+def format_pp(value: float | None) -> str:
+    """A rate difference in percentage points, signed, one decimal: ``-46.7 pp``."""
+    if value is None:
+        return "n/a"
+    points = round(100.0 * value, 1)
+    return f"{points + 0.0:+.1f} pp"  # + 0.0 turns -0.0 into 0.0
+
+
+def format_ci_pp(ci: Interval | None) -> str:
+    """A difference's interval in percentage points: ``[-80.0 pp, -12.5 pp]``."""
+    return "n/a" if not ci else f"[{format_pp(ci[0])}, {format_pp(ci[1])}]"
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h02m``."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _timed_out(item: ItemResult) -> str:
+    limit = item.facts.timeout_s
+    return "timed out" + (f" after {limit:g} s" if limit is not None else "")
+
+
+#: The first failure reason a one-line cause quotes is cut after this many characters (the
+#: whole reasons stay in ``show`` and report.md).
+CAUSE_REASON_CHARS = 160
+
+
+def item_cause(item: ItemResult) -> str:
+    """Why an item did not resolve, in one short line, the cause first: an error says only
+    its cause (its criteria are not the agent's doing); a time-out says so and names the
+    failed criteria; otherwise the first failed criterion's reason, then the names of the
+    others. Empty for a resolved item."""
+    if item.status == "resolved":
+        return ""
+    if item.status == "error":
+        return str(item.facts.error)
+    failed = item.score.failed_criteria
+    if item.facts.timed_out:
+        return f"{_timed_out(item)}; failed: {', '.join(failed)}" if failed else _timed_out(item)
+    first = item.score.failures[0] if failed else "failed"
+    if len(first) > CAUSE_REASON_CHARS:
+        first = first[: CAUSE_REASON_CHARS - 1].rstrip() + "…"
+    return first + (f" (also failed: {', '.join(failed[1:])})" if len(failed) > 1 else "")
+
+
+def item_reasons(item: ItemResult) -> list[str]:
+    """Why an item did not resolve, in full: the cause, then one reason per failed
+    criterion (none for an error)."""
+    if item.status == "resolved":
+        return []
+    if item.status == "error":
+        return [str(item.facts.error)]
+    head = [_timed_out(item)] if item.facts.timed_out else []
+    return [*head, *item.score.failures]

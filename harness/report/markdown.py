@@ -1,0 +1,157 @@
+"""``report.md``: the run's summary in Markdown, the comparison and its gate, pass@k, and
+every item that did not resolve with its reasons."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.model.comparison import Comparison
+from harness.model.report import RunReport
+from harness.model.summary import FixtureSummary
+from harness.model.text import (
+    format_ci,
+    format_ci_pp,
+    format_duration,
+    format_pct,
+    format_pp,
+    item_reasons,
+)
+from scorers.criteria import criterion_names
+
+MD_FILE = "report.md"
+
+
+def render_markdown(report: RunReport, run_dir: Path) -> str:
+    lines = [
+        f"# swarm-harness run {report.run_id}",
+        "",
+        *_header(report),
+        f"- items: {len(report.items)} ({report.count('resolved')} resolved, "
+        f"{report.count('unresolved')} unresolved, {report.count('error')} errors)"
+        + (" — INTERRUPTED" if report.interrupted else ""),
+        f"- resolved overall: {'yes' if report.resolved else 'no'}",
+    ]
+    if report.not_started:
+        lines.append(
+            f"- not started: {len(report.not_started)} (`--resume {run_dir}` completes them)"
+        )
+    for o in report.overall:
+        lines.append(
+            f"- {o.model}: {format_pct(o.rate)} resolved, 95% CI {format_ci(o.ci)} "
+            f"(mean over {o.strata} fixtures, n={o.n})"
+        )
+    lines.extend(f"- note: {note}" for note in report.notes)
+    names = criterion_names()
+    lines += [
+        "",
+        "## Per fixture",
+        "",
+        "| fixture | model | n | errors | resolved | rate | 95% CI | "
+        + " | ".join(names)
+        + " | mean tokens |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(names) + "---|",
+    ]
+    for s in report.summary:
+        crit = " | ".join(format_pct(s.criteria[c].rate) for c in names)
+        tokens = s.measures["tokens_used"].mean
+        lines.append(
+            f"| {s.fixture} | {s.model} | {s.n} | {s.errors} | {s.resolved} | "
+            f"{format_pct(s.rate)} | {format_ci(s.ci)} | {crit} | "
+            f"{'n/a' if tokens is None else f'{tokens:.0f}'} |"
+        )
+    if report.comparison is not None:
+        lines += comparison_markdown(report.comparison)
+    lines += _pass_at_k(report.summary)
+    bad = [i for i in report.items if i.status != "resolved"]
+    if bad:
+        lines += ["", "## Unresolved and errored items", ""]
+        for i in bad:
+            reasons = item_reasons(i)
+            lines.append(f"- `{i.key}` ({i.status}): {reasons[0]}")
+            lines.extend(f"  - {reason}" for reason in reasons[1:])
+            if i.facts.agent_error:
+                lines.append(f"  - agent error: {i.facts.agent_error[:300]}")
+            lines.append(f"  - item dir: `{run_dir / 'items' / i.item_dir}`")
+    return "\n".join(lines) + "\n"
+
+
+def _header(report: RunReport) -> list[str]:
+    """Who ran what, when and for how long."""
+    opts = report.options
+    kind, _, behaviour = opts.agent.partition(":")
+    models = ", ".join(opts.models) or "?"
+    when = (report.started_at or report.created_at or "?")[:19].replace("T", " ")
+    took = "?" if report.duration_s is None else format_duration(report.duration_s)
+    return [
+        f"- agent: {kind if behaviour else opts.agent}"
+        + (f", behaviour: {behaviour}" if behaviour else ""),
+        f"- models: {models}; trials: {opts.trials}; seed: {opts.seed}",
+        f"- date: {when} UTC; duration: {took}",
+    ]
+
+
+def _pass_at_k(summary: Sequence[FixtureSummary]) -> list[str]:
+    """pass@k per fixture x model (unbiased; the chance that at least one of k trials resolves)."""
+    rows = [s for s in summary if s.pass_at_k]
+    if not rows or max(len(s.pass_at_k) for s in rows) < 2:
+        return []
+    ks = sorted({int(k) for s in rows for k in s.pass_at_k})
+    lines = [
+        "",
+        "## pass@k",
+        "",
+        "| fixture | model | " + " | ".join(f"pass@{k}" for k in ks) + " |",
+        "|---|---|" + "---|" * len(ks),
+    ]
+    for s in rows:
+        cells = [format_pct(s.pass_at_k.get(str(k))) for k in ks]
+        lines.append(f"| {s.fixture} | {s.model} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def comparison_markdown(cmp: Comparison) -> list[str]:
+    o = cmp.overall
+    lines = ["", f"## Comparison with {cmp.baseline}", ""]
+    if cmp.error:
+        lines.append(f"Comparison failed: {cmp.error}")
+    lines.append(
+        f"Overall ({o.strata} fixtures, equal weight): **{o.verdict}**, "
+        f"Δ {format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)}, "
+        f"threshold ±{100 * cmp.threshold:.1f} pp; wins/losses/ties "
+        f"{cmp.wins}/{cmp.losses}/{cmp.ties}; expected disagreement "
+        f"{format_pct(o.disagreement)}"
+    )
+    rf = o.random_fixtures
+    if rf is not None:
+        lines.append(
+            f"Fixtures as a random sample (not gating): Δ {format_pp(rf.delta)}, "
+            f"95% CI {format_ci_pp(rf.ci)}"
+        )
+    if o.trials_for_power:
+        lines.append(
+            f"Inconclusive: about {o.trials_for_power} trials per fixture in each run would "
+            "detect a drop of the threshold with 80% power."
+        )
+    lines.append(
+        "Gate (`--fail-on regression`): "
+        + ("passes" if cmp.gate.passed else "FAILS: " + "; ".join(cmp.gate.reasons))
+    )
+    for side, missing in (
+        ("candidate", cmp.missing_in_candidate),
+        ("baseline", cmp.missing_in_baseline),
+    ):
+        if missing:
+            lines.append(f"Missing in the {side}: " + ", ".join(m.label() for m in missing))
+    lines += [
+        "",
+        "| fixture | model | baseline | candidate | Δ | 95% CI | verdict | trials for 80% power |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for f in cmp.fixtures:
+        lines.append(
+            f"| {f.fixture} | {f.model} | {format_pct(f.baseline_rate)} | "
+            f"{format_pct(f.candidate_rate)} | {format_pp(f.delta)} | {format_ci_pp(f.ci)} | "
+            f"{f.verdict} | {f.trials_for_power or ''} |"
+        )
+    return lines

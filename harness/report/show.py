@@ -1,0 +1,42 @@
+"""``show``: one item's story as text."""
+
+from __future__ import annotations
+
+from harness.model.story import ItemStory
+from harness.model.text import item_reasons
+
+
+def story_text(story: ItemStory) -> str:
+    result = story.result
+    lines = [f"{result.key}: {result.status}"]
+    reasons = item_reasons(result)
+    if reasons:
+        lines.append(f"  why: {reasons[0]}")
+        lines.extend(f"       {reason}" for reason in reasons[1:])
+    score, facts = result.score, result.facts
+    lines.append(
+        f"  tokens {score.tokens_used}, turns {score.turns}, "
+        f"wall {facts.wall_time_s} s, exit {facts.exit_code}"
+    )
+    if story.problem:
+        lines.append(f"  (bundle not fully readable: {story.problem})")
+    lines.append("answers (expected -> answered):")
+    for a in story.answers:
+        mark = {"right": "ok", "wrong": "WRONG", "missing": "MISSING"}[a.status]
+        lines.append(
+            f"  {mark:<8}{a.file}: {a.expected} -> {', '.join(a.got) or '-'}  ({a.worker})"
+        )
+    lines.append(f"children (depth 1): {len(story.children)}")
+    for c in story.children:
+        state = "deleted" if c.deleted else "live"
+        lines.append(
+            f"  {c.name:<24} {c.child_id:<16} {state:<8} receipts: {', '.join(c.receipts) or 'NONE'}"
+        )
+    lines.append(f"timeline: {len(story.timeline)} events")
+    for e in story.timeline:
+        when = "" if e.offset_s is None else f"+{e.offset_s:.3f}s"
+        detail = e.detail.replace("\n", " ")[:80]
+        lines.append(f"  {when:>10} {e.kind:<8} {e.name or e.child_id:<24} {detail}".rstrip())
+    lines.append(f"files ({story.item_dir}):")
+    lines.extend(f"  {f}" for f in story.files)
+    return "\n".join(lines)

@@ -1,0 +1,287 @@
+"""Executing a run: plan -> scheduler -> items through the executor -> report on disk."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import secrets
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.errors import (
+    EXIT_INFRA,
+    EXIT_INTERRUPTED,
+    EXIT_RESOLVED,
+    EXIT_UNRESOLVED,
+    ResumeMismatchError,
+)
+from harness.executors import Executor, executor_for
+from harness.files import write_json_atomic
+from harness.fixtures import Fixture
+from harness.item.leftovers import clean_leftovers, token_prefix
+from harness.item.lifecycle import ItemOptions
+from harness.item.processes import become_subreaper, reap_orphans
+from harness.item.scoring import RESULT_FILE, make_result
+from harness.item.workspace import RepoTemplates
+from harness.model.item import ItemResult, RunFacts
+from harness.model.report import RunOptions, RunReport, load_report
+from harness.plan import (
+    RunConfig,
+    WorkItem,
+    build_plan,
+    effective_models,
+    identity_hash,
+    load_fixtures,
+    plan_identity,
+)
+from harness.report.progress import Progress
+from harness.run.scheduler import Scheduler, provider_of
+from harness.runs.catalog import RUN_FILE, owner_record
+from harness.runs.lock import hold_run_dir
+from scorers import score_nothing
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_dir: Path
+    report: RunReport
+    exit_code: int
+
+
+def new_run_id() -> str:
+    now = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{now}-{secrets.token_hex(3)}"
+
+
+def errored_result(work: WorkItem, reason: str, item_dir: Path) -> ItemResult:
+    """An item the harness could not run or score: scored as empty, kept out of rates."""
+    empty = score_nothing(work.fixture.manifest)
+    result = make_result(work, item_dir, empty, RunFacts(0.0, None, False, reason, None))
+    with contextlib.suppress(OSError):
+        write_json_atomic(item_dir / RESULT_FILE, result.to_dict())
+    return result
+
+
+@contextlib.contextmanager
+def _stop_on_signals(scheduler: Scheduler[Any, Any]) -> Iterator[list[int]]:
+    """SIGINT/SIGTERM stop launching and cancel running items (main thread only)."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        received.append(signum)
+        scheduler.stop()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _read_run_file(run_dir: Path) -> dict[str, Any]:
+    run_file = run_dir / RUN_FILE
+    try:
+        data = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ResumeMismatchError(
+            f"{run_file}: not a run directory this harness can resume ({exc})"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ResumeMismatchError(f"{run_file}: not a JSON object")
+    return data
+
+
+def stored_options(run_dir: Path) -> RunOptions:
+    """The options a run was started with (for ``--resume`` defaults)."""
+    run_file = run_dir / RUN_FILE
+    try:
+        return RunOptions.from_dict(_read_run_file(run_dir).get("options"))
+    except ValueError as exc:
+        raise ResumeMismatchError(
+            f"{run_file}: not a run directory this harness can resume ({exc})"
+        ) from exc
+
+
+def _identity_diffs(old: dict[str, Any], new: dict[str, object]) -> str:
+    """What differs between two identities, each as ``key: old -> new``."""
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    return "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys)
+
+
+def _load_previous(run_dir: Path, identity: dict[str, object]) -> dict[str, ItemResult]:
+    """Finished (non-errored) results of a run being resumed, after checking its identity."""
+    stored = _read_run_file(run_dir)
+    if stored.get("identity_hash") != identity_hash(identity):
+        raise ResumeMismatchError(
+            f"{run_dir / RUN_FILE}: refusing to resume: this run differs from the original in "
+            + _identity_diffs(dict(stored.get("identity") or {}), identity)
+        )
+    kept: dict[str, ItemResult] = {}
+    for result_file in sorted((run_dir / "items").glob(f"*/{RESULT_FILE}")):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            result = ItemResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
+            if result.status != "error":
+                kept[result.key] = result
+    return kept
+
+
+def execute_run(
+    config: RunConfig, progress: Progress | None = None, resume: Path | None = None
+) -> RunOutcome:
+    """Run every planned item (or the missing/errored ones of ``resume``) and write the report."""
+    config.validate()
+    if config.baseline is not None:
+        load_report(config.baseline)  # a wrong baseline is refused before anything runs
+    fixtures = load_fixtures(config)
+    plan = build_plan(fixtures, effective_models(config), config.trials)
+    identity = plan_identity(config, fixtures)
+    cleanup = clean_leftovers()  # what a harness killed earlier left behind (never a live run's)
+    if cleanup.anything and progress is not None:
+        progress.note(cleanup.summary())
+    run_dir = resume if resume is not None else config.runs_dir / new_run_id()
+    # Connected (or refused) before the run dir is made: an unreachable cluster writes nothing.
+    with executor_for(config.executor) as executor:
+        (run_dir / "items").mkdir(parents=True, exist_ok=True)
+        with hold_run_dir(run_dir):  # a second process on the same run dir is refused
+            kept = _load_previous(run_dir, identity) if resume is not None else {}
+            return _execute_locked(
+                config, fixtures, plan, identity, run_dir, kept, progress, executor
+            )
+
+
+def run_options(config: RunConfig, fixtures: list[Fixture]) -> RunOptions:
+    return RunOptions(
+        fixtures=config.fixtures,
+        fixture_paths=tuple(str(fx.path) for fx in fixtures),
+        agent_kind=config.agent.name,
+        agent_options=config.agent.options,
+        agent_bin=config.agent.binary,
+        models=effective_models(config),
+        agent=config.agent.label(),
+        seed=config.agent.seed,
+        trials=config.trials,
+        concurrency=config.concurrency,
+        executor=config.executor.name,
+        provider_caps=dict(config.provider_caps),
+        timeout_s=config.timeout_s,
+        keep_workdir=config.keep_workdir,
+        baseline=str(config.baseline) if config.baseline else None,
+        threshold=config.threshold,
+        fail_on=config.fail_on,
+    )
+
+
+def _execute_locked(
+    config: RunConfig,
+    fixtures: list[Fixture],
+    plan: list[WorkItem],
+    identity: dict[str, object],
+    run_dir: Path,
+    kept: dict[str, ItemResult],
+    progress: Progress | None,
+    executor: Executor,
+) -> RunOutcome:
+    run_id = run_dir.name
+    started = dt.datetime.now(dt.UTC)
+    items_dir = run_dir / "items"
+    options = run_options(config, fixtures)
+    write_json_atomic(
+        run_dir / RUN_FILE,
+        {
+            "run_id": run_id,
+            "harness_version": __version__,
+            "identity": identity,
+            "identity_hash": identity_hash(identity),
+            "options": options.to_dict(),
+            "created_at": started.isoformat(),
+            "owner": owner_record(),  # `runs list` tells a running run from a killed one
+        },
+    )
+    todo = [w for w in plan if w.key not in kept]
+    become_subreaper()
+    templates = RepoTemplates()
+    opts = ItemOptions(
+        agent=config.agent,
+        timeout_s=config.timeout_s,
+        keep_workdir=config.keep_workdir,
+        token_prefix=token_prefix(run_id),
+        templates=templates,
+        agent_home_source=config.agent_home_source,
+        extra_env=config.extra_env,
+    )
+    scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
+        concurrency=config.concurrency,
+        provider_caps=dict(config.provider_caps),
+        provider=lambda w: provider_of(w.model),
+    )
+    if progress is not None:
+        progress.start(total=len(plan), already=list(kept.values()))
+
+    def execute(work: WorkItem, cancel: threading.Event, slot: Any) -> ItemResult:
+        if progress is not None:
+            progress.item_started(work.key)
+        return executor.run_item(work, opts, items_dir / work.dir_name, cancel, slot)
+
+    def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
+        return errored_result(
+            work, f"harness error: {type(exc).__name__}: {exc}", items_dir / work.dir_name
+        )
+
+    def on_done(work: WorkItem, result: ItemResult) -> None:
+        if progress is not None:
+            progress.item_done(result)
+
+    with templates, _stop_on_signals(scheduler) as received:
+        finished, not_started = scheduler.run(todo, execute, on_error, on_done)
+    reap_orphans()
+    # The statistics and renderers (numpy, scipy, plotly) load when the items are done, not
+    # before the first item starts.
+    from harness.report.write import write_report
+    from harness.stats.build import build_report
+
+    interrupted = bool(received) or bool(not_started)
+    if progress is not None:
+        progress.finish()
+    report = build_report(
+        run_id=run_id,
+        results=[*kept.values(), *(r for _, r in finished)],
+        interrupted=interrupted,
+        not_started=[w.key for w in not_started],
+        options=options,
+        baseline=config.baseline,
+        threshold=config.threshold,
+        started_at=started,
+    )
+    write_report(run_dir, report)
+    return RunOutcome(run_dir, report, exit_code_for(report, config.fail_on))
+
+
+def exit_code_for(report: RunReport, fail_on: str) -> int:
+    """0 all resolved; 1 unresolved (or, with --fail-on regression, a failed gate); 3 infra
+    (every item errored, and nothing unresolved); 130 interrupted."""
+    from harness.stats.compare import gate_failed
+
+    if report.interrupted:
+        return EXIT_INTERRUPTED
+    statuses = {item.status for item in report.items}
+    all_errored = statuses == {"error"}
+    if fail_on == "regression":
+        # No evidence is no pass: the gate fails on a missing fixture or an empty candidate.
+        if all_errored:
+            return EXIT_INFRA
+        return EXIT_UNRESOLVED if gate_failed(report.comparison) else EXIT_RESOLVED
+    if "unresolved" in statuses:
+        return EXIT_UNRESOLVED
+    if "error" in statuses:
+        return EXIT_INFRA
+    return EXIT_RESOLVED

@@ -1,0 +1,2 @@
+"""Past runs on disk: listing them, ``latest``, and the lock that keeps one process per
+run directory."""

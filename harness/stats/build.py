@@ -1,0 +1,56 @@
+"""Assembling a run's report model: its items, their summaries, the overall rates and the
+comparison with a baseline."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.model.comparison import DEFAULT_THRESHOLD, Comparison
+from harness.model.item import ItemResult
+from harness.model.report import RunOptions, RunReport, load_report
+from harness.stats.compare import compare, failed_comparison
+from harness.stats.summaries import overall, summarize
+
+
+def item_order(item: ItemResult) -> tuple[str, str, int]:
+    """Fixture, model, then trial as a number (1, 2, 10; the key as a string sorts 10 first)."""
+    return item.fixture, item.model, item.trial
+
+
+def build_report(
+    *,
+    run_id: str,
+    results: Sequence[ItemResult],
+    interrupted: bool,
+    options: RunOptions,
+    not_started: Sequence[str] = (),
+    baseline: Path | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    started_at: dt.datetime | None = None,
+) -> RunReport:
+    now = dt.datetime.now(dt.UTC)
+    items = tuple(sorted(results, key=item_order))
+    return RunReport(
+        run_id=run_id,
+        interrupted=interrupted,
+        items=items,
+        summary=tuple(summarize(items)),
+        overall=tuple(overall(items)),
+        options=options,
+        comparison=None if baseline is None else safe_compare(baseline, items, threshold),
+        not_started=tuple(not_started),
+        created_at=now.isoformat(),
+        started_at=started_at.isoformat() if started_at else "",
+        duration_s=round((now - started_at).total_seconds(), 1) if started_at else None,
+    )
+
+
+def safe_compare(baseline: Path, items: Sequence[ItemResult], threshold: float) -> Comparison:
+    """Compare against ``baseline``; any failure becomes a comparison that fails the gate,
+    so a broken baseline never costs the run its report."""
+    try:
+        return compare(load_report(baseline).items, items, threshold, str(baseline))
+    except Exception as exc:  # the report must be written whatever went wrong
+        return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")

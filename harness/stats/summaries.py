@@ -1,0 +1,125 @@
+"""Aggregating item results into per-(fixture, model) and per-model summaries.
+
+Errored items (the harness could not run the agent, or the run was interrupted) are
+counted in ``errors`` and listed, but kept out of every rate and mean: a missing result is
+not a failure of the agent. A criterion an item's score did not judge (a report of an
+older rubric) is left out of that criterion's rate, never counted as a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from harness.model.item import ItemResult
+from harness.model.summary import (
+    MEASURES,
+    FixturesAsSample,
+    FixtureSummary,
+    ModelOverall,
+    RateEntry,
+)
+from harness.stats import rates
+from harness.stats.strata import stratified_rate
+from scorers.criteria import criterion_names
+
+#: Fewest fixtures for the "fixtures as a random sample" interval: below this, the spread
+#: between fixtures is estimated from too few values to say anything about other fixtures.
+MIN_FIXTURES_FOR_GENERALISATION = 10
+
+GroupKey = tuple[str, str]
+
+
+def group_items(items: Iterable[ItemResult]) -> dict[GroupKey, list[ItemResult]]:
+    """Items by (fixture, model), in fixture then model order."""
+    groups: dict[GroupKey, list[ItemResult]] = {}
+    for item in sorted(items, key=lambda i: (i.fixture, i.model, i.trial)):
+        groups.setdefault((item.fixture, item.model), []).append(item)
+    return groups
+
+
+def rate_entry(outcomes: Sequence[bool]) -> RateEntry:
+    """A count with its rate and (boundary-modified) Wilson interval; None without any."""
+    n = len(outcomes)
+    if n == 0:
+        return RateEntry(0, None, None)
+    successes = sum(outcomes)
+    summary = stratified_rate([(successes, n)])
+    return RateEntry(successes, summary.rate, summary.ci)
+
+
+def recorded(items: Iterable[ItemResult], criterion: str) -> list[bool]:
+    """The outcomes of ``criterion`` in the items that judged it."""
+    return [v for v in (i.passed(criterion) for i in items) if v is not None]
+
+
+def measure_values(items: Iterable[ItemResult], name: str) -> list[float]:
+    return [v for v in (i.measure(name) for i in items) if v is not None]
+
+
+def summarize(items: Sequence[ItemResult]) -> list[FixtureSummary]:
+    """Per fixture x model: n (scored), errors, resolved count/rate/Wilson CI, criteria,
+    measures, pass@k and pass^k."""
+    out: list[FixtureSummary] = []
+    for (fixture, model), group in group_items(items).items():
+        scored = [i for i in group if i.status != "error"]
+        errored = sorted(i.key for i in group if i.status == "error")
+        n = len(scored)
+        resolved = sum(1 for i in scored if i.resolved)
+        main = rate_entry([i.resolved for i in scored])
+        ks = range(1, min(n, len({i.trial for i in group})) + 1)
+        out.append(
+            FixtureSummary(
+                fixture=fixture,
+                model=model,
+                n=n,
+                errors=len(errored),
+                errored_keys=tuple(errored),
+                resolved=resolved,
+                rate=main.rate,
+                ci=main.ci,
+                criteria={c: rate_entry(recorded(scored, c)) for c in criterion_names()},
+                measures={m: rates.mean_interval(measure_values(scored, m)) for m in MEASURES},
+                pass_at_k={str(k): rates.pass_at_k(n, resolved, k) for k in ks},
+                pass_hat_k={str(k): rates.pass_hat_k(n, resolved, k) for k in ks},
+            )
+        )
+    return out
+
+
+def overall(items: Sequence[ItemResult]) -> list[ModelOverall]:
+    """Per model: the equal-weight mean of its fixtures' resolved rates, fixtures as strata.
+
+    The interval is the stratified Wilson interval of the fixed suite (:mod:`harness.stats.strata`).
+    With many fixtures, ``random_fixtures`` adds the cluster-robust interval that treats the
+    fixtures as a sample of possible fixtures (Miller 2024); it is reported, never gating.
+    """
+    by_model: dict[str, dict[str, list[bool]]] = {}
+    for (fixture, model), group in group_items(items).items():
+        outcomes = [i.resolved for i in group if i.status != "error"]
+        if outcomes:
+            by_model.setdefault(model, {})[fixture] = outcomes
+    out = []
+    for model in sorted(by_model):
+        outcomes = by_model[model]
+        summary = stratified_rate([(sum(v), len(v)) for v in outcomes.values()])
+        random_fixtures = None
+        if len(outcomes) >= MIN_FIXTURES_FOR_GENERALISATION:
+            clustered = rates.clustered_rate(outcomes)
+            random_fixtures = FixturesAsSample(
+                clustered.rate, clustered.se, clustered.ci, "cluster-robust-t"
+            )
+        out.append(
+            ModelOverall(
+                model=model,
+                strata=summary.strata,
+                n=summary.n,
+                n_effective=summary.n_effective,
+                rate=summary.rate,
+                ci=summary.ci,
+                confidence=summary.confidence,
+                method="stratified-wilson",
+                resolved=sum(sum(v) for v in outcomes.values()),
+                random_fixtures=random_fixtures,
+            )
+        )
+    return out

@@ -1,0 +1,113 @@
+"""The report model: the generated schema is current, every record round-trips through
+JSON, and every readable report version loads through ``from_dict``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness.errors import BundleError
+from harness.model import Gate, RunReport, load_report
+from harness.model.report import REPORT_SCHEMA_PATH, REPORT_SCHEMA_VERSION, report_schema
+from harness.model.schema import report_schema_text
+
+REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
+
+
+def test_committed_schema_is_generated_from_the_model() -> None:
+    assert REPORT_SCHEMA_PATH.read_text() == report_schema_text(), (
+        "report.schema.json is stale: run python -m harness.model.schema"
+    )
+
+
+def test_records_refuse_missing_and_unknown_fields() -> None:
+    gate = Gate(False, ("x",))
+    assert Gate.from_dict(json.loads(json.dumps(gate.to_dict()))) == gate
+    with pytest.raises(ValueError, match="missing fields"):
+        Gate.from_dict({"passed": True})
+    with pytest.raises(ValueError, match="unknown fields"):
+        Gate.from_dict({"passed": True, "reasons": [], "extra": 1})
+    with pytest.raises(ValueError, match=r"Gate\.passed"):
+        Gate.from_dict({"passed": 1, "reasons": []})
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_older_reports_load_as_the_current_model_and_round_trip(version: int) -> None:
+    report = load_report(REPORTS / f"v{version}.json")
+    assert report.schema_version == REPORT_SCHEMA_VERSION
+    assert report.notes and f"schema-{version}" in report.notes[0]
+    data = report.to_dict()
+    jsonschema.validate(data, report_schema())
+    assert RunReport.from_dict(json.loads(json.dumps(data))) == report
+    raw = json.loads((REPORTS / f"v{version}.json").read_text())
+    assert [i.key for i in report.items] == [i["key"] for i in raw["items"]]
+    assert [i.status for i in report.items] == [i["status"] for i in raw["items"]]
+    # Every verdict the old report recorded is the same verdict now, under its one name.
+    for item, old in zip(report.items, raw["items"], strict=True):
+        assert item.passed("coverage") is old["coverage"]
+        assert item.passed("delegation") is old["delegation_evidence"]
+        assert item.passed("provenance") is old.get("provenance")  # None: never judged
+        assert item.score.tokens_used == old["tokens_used"]
+        assert item.facts.wall_time_s == old["wall_time_s"]
+
+
+def test_version_3_keeps_its_summary_and_comparison() -> None:
+    report = load_report(REPORTS / "v3.json")
+    raw = json.loads((REPORTS / "v3.json").read_text())
+    assert report.comparison is not None
+    assert report.comparison.overall.verdict == raw["comparison"]["overall"]["verdict"]
+    assert (
+        report.summary[0].criteria["delegation"].count
+        == (raw["summary"][0]["criteria"]["delegation_evidence"]["count"])
+    )
+
+
+def test_version_2_says_its_comparison_is_not_shown() -> None:
+    report = load_report(REPORTS / "v2.json")
+    assert report.comparison is None and report.overall == ()
+    assert any("compare the runs again" in note for note in report.notes)
+
+
+def test_current_reports_round_trip_exactly(tmp_path: Path) -> None:
+    report = load_report(REPORTS / "v3.json")
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report.to_dict()))
+    again = load_report(path)
+    assert again == report
+    assert again.to_dict() == report.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        pytest.param(lambda d: d.update(schema_version=99), "schema_version: 99", id="version"),
+        pytest.param(lambda d: d["items"][0].pop("score"), r"items\[0\]", id="no-score"),
+        pytest.param(lambda d: d["items"][0].update(status="resolved"), "status", id="status-lies"),
+        pytest.param(
+            lambda d: d["items"][0]["score"]["checks"][0].update(passed="yes"),
+            r"checks\[0\]\.passed",
+            id="ill-typed-check",
+        ),
+    ],
+)
+def test_a_bad_report_is_refused_naming_file_and_field(
+    tmp_path: Path, edit: object, message: str
+) -> None:
+    data = load_report(REPORTS / "v3.json").to_dict()
+    data["items"][0]["score"]["checks"][0]["passed"] = False
+    data["items"][0]["status"] = "unresolved"
+    edit(data)  # type: ignore[operator]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(BundleError, match=message) as err:
+        load_report(path)
+    assert str(path) in str(err.value)
+
+
+def test_a_run_directory_loads_its_report(tmp_path: Path) -> None:
+    shutil.copy(REPORTS / "v3.json", tmp_path / "report.json")
+    assert load_report(tmp_path).run_id == load_report(REPORTS / "v3.json").run_id
