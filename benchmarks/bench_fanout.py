@@ -6,7 +6,8 @@ Builds on disk, in a temp dir:
   Linux's one-argument limit for task.txt (the prompt is one argv argument);
 * an honest prime-agent bundle for it (one child per shard, each with its session file and
   its reply in the parent transcript) whose ledger is filled to the product's cap of
-  100,000 records with other roots' records (one ledger serves every root of a sessions dir);
+  100,000 records with other roots' records (one ledger serves every root of a sessions dir),
+  and a copy without its stdout stream, whose parent is found through the ledger;
 * a synthetic bundle with 10,000 children (and a second with a quarter as many, so the
   scorer's growth shows), scored through the library.
 
@@ -26,6 +27,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -164,6 +166,17 @@ def honest_bundle(item_dir: Path, shards: list[dict[str, object]], ledger_record
     return meta
 
 
+def without_stream(item_dir: Path, dest: Path) -> Path:
+    """A copy of ``item_dir`` without its stdout stream: the collector must then find the
+    parent through the ledger (the parent's own turn moves into its transcript)."""
+    shutil.copytree(item_dir, dest)
+    (dest / "stdout.jsonl").unlink()
+    message = {"role": "assistant", "stopReason": "stop", "usage": {"totalTokens": 1077}}
+    with (dest / "sessions" / Path(PARENT_FILE).name).open("a") as fh:
+        fh.write(_line({"type": "message", "timestamp": AT, "message": message}))
+    return dest
+
+
 def cli_rescore(tree: Path, item_dir: Path, fixture: Path) -> tuple[float, str]:
     """Median wall time of ``python -m harness score`` run from ``tree``, and the status."""
     times, status = [], "?"
@@ -211,9 +224,15 @@ def main() -> None:
         )
         shards = json.loads((root / "fixture" / "fixture.json").read_text())["shards"]
         honest_bundle(root / "honest", shards, LEDGER_RECORDS)
+        no_stream = without_stream(root / "honest", root / "honest-no-stream")
         for tree in (here, *args.tree):
             wall, status = cli_rescore(tree, root / "honest", root / "fixture")
             print(f"score ITEM_DIR --fixture ({tree}): {wall:.3f} s median, {status}")
+            wall, status = cli_rescore(tree, no_stream, root / "fixture")
+            print(
+                f"  the same without stdout (parent found through the ledger): "
+                f"{wall:.3f} s median, {status}"
+            )
         sizes = (BIG_CHILDREN // 4, BIG_CHILDREN)
         timings = []
         for size in sizes:

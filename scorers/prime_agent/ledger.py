@@ -14,14 +14,13 @@ counted in ``unknown_ops`` and ignored. Anything else is malformed: counted and 
 A final line without a trailing newline that is not a valid record is a torn tail (normal
 after a crash): flagged, not counted as malformed.
 
-Lines in the product's own compact form are read with one regular expression instead of
-the JSON decoder (see "canonical lines" below); every other line is decoded and checked
-field by field, with the same result either way.
+Every line is decoded as JSON and checked field by field (one parser for every line: a
+second, faster one for the product's compact form was removed once this one met the
+re-score target on a capped ledger, ``benchmarks/bench_fanout.py``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from enum import Enum
 from typing import IO
@@ -154,62 +153,6 @@ def _delete(obj: dict[str, object], at: str, paths: _Paths) -> DeleteEvent | _Sk
     return DeleteEvent._make((child_id, paths[child], at))
 
 
-# ---------------------------------------------------------------------- canonical lines
-#
-# The product writes every record as compact JSON with its keys in one fixed order
-# (CONTRACT section 4; the real runs confirm it). A line of exactly that shape whose
-# strings are plain printable ASCII (no escapes, quotes, control or non-ASCII characters)
-# decodes to exactly the dict its regular expression captures, with every type already
-# right, so it is read without the JSON decoder: at the ledger cap that is most of the
-# parse. Any other line (another key order, whitespace, an escape, an extra field) takes
-# the general path above and is judged exactly as before.
-
-#: The body of a JSON string of plain printable ASCII: no ``"``, no ``\\`` (so no escapes),
-#: nothing below U+0020 and nothing above U+007E.
-_PLAIN_CHARS = r"[ !#-\[\]-~]*"
-_PLAIN = rf'"({_PLAIN_CHARS})"'
-
-#: A depth >= 1 without a leading zero; longer ones (no real ledger has them) take the
-#: general path, so the decoder's limits on huge integers still apply to them.
-_DEPTH = r"([1-9][0-9]{0,17})"
-
-#: The three event records in canonical form, as one pattern (one match per line): groups
-#: 1-6 are a spawn's, 7-10 a rename's, 11-13 a delete's (its ``reason`` is not kept).
-_CANONICAL_LINE = re.compile(
-    r'\{"v":1,"op":"(?:'
-    rf'spawn","at":{_PLAIN},"childId":{_PLAIN},"parent":{_PLAIN},"child":{_PLAIN},'
-    rf'"depth":{_DEPTH},"name":{_PLAIN}'
-    rf'|rename","at":{_PLAIN},"childId":{_PLAIN},"child":{_PLAIN},"name":{_PLAIN}'
-    rf'|delete","at":{_PLAIN},"childId":{_PLAIN},"child":{_PLAIN}'
-    rf'(?:,"reason":"{_PLAIN_CHARS}")?'
-    r")\}"
-)
-
-
-def _canonical(
-    payload: bytes, paths: _Paths, keep: Collection[NormPath] | None
-) -> LedgerEvent | _Skip | None:
-    """The event on a line in the product's canonical form (``_Skip.IGNORED`` for another
-    root's spawn when ``keep`` names the parents wanted), else ``None``."""
-    try:
-        match = _CANONICAL_LINE.fullmatch(payload.decode())
-    except UnicodeDecodeError:
-        return None
-    if match is None:
-        return None
-    groups = match.groups()
-    if groups[0] is not None:
-        at, child_id, parent, child, depth, name = groups[:6]
-        if keep is not None and paths[parent] not in keep:
-            return _Skip.IGNORED
-        return _spawn_event(paths, child_id, child, parent, int(depth), name, at)
-    if groups[6] is not None:
-        at, child_id, child, name = groups[6:10]
-        return RenameEvent._make((child_id, paths[child], name, at))
-    at, child_id, child = groups[10:]
-    return DeleteEvent._make((child_id, paths[child], at))
-
-
 def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) -> LedgerParse:
     """Read a whole ledger; never raises on any input bytes.
 
@@ -226,11 +169,6 @@ def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) ->
     unknown = 0
     torn = False
     for payload, terminated in iter_raw_lines(stream):
-        event = _canonical(payload, paths, keep) if payload is not None else None
-        if event is not None:
-            if type(event) is not _Skip:
-                events.append(event)
-            continue
         value = decode_json(payload)
         if value is MALFORMED and is_blank(payload):
             continue

@@ -5,13 +5,9 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from unittest import mock
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from scorers.prime_agent import ledger
 from scorers.prime_agent.ledger import parse_ledger
 from scorers.records import DeleteEvent, LedgerParse, RenameEvent, SpawnEvent
 
@@ -166,7 +162,7 @@ def test_the_real_run_ledger_parses_cleanly(real_runs: Path) -> None:
     assert (result.malformed_lines, result.unknown_ops, result.torn_tail) == (0, 0, False)
 
 
-# --------------------------------------------------------------------- canonical lines
+# ------------------------------------------------------------------- one parser, any form
 
 
 def compact(record: dict[str, object]) -> bytes:
@@ -184,34 +180,35 @@ def compact(record: dict[str, object]) -> bytes:
         pytest.param(DELETE | {"reason": "revoked"}, id="delete-with-reason"),
     ],
 )
-def test_canonical_lines_skip_the_json_decoder_and_agree_with_it(record: dict[str, object]) -> None:
+def test_compact_and_spaced_lines_parse_alike(record: dict[str, object]) -> None:
     spaced = parse(json.dumps(record).encode())
-    with mock.patch.object(ledger, "decode_json", side_effect=AssertionError("decoded")):
-        assert parse(compact(record)) == spaced
+    assert parse(compact(record)) == spaced
     assert len(spaced.events) == 1
 
 
 @pytest.mark.parametrize(
-    "record",
+    ("record", "valid"),
     [
-        pytest.param(SPAWN | {"name": 'a"b'}, id="escaped-quote"),
-        pytest.param(SPAWN | {"name": "a\\b"}, id="escaped-backslash"),
-        pytest.param(SPAWN | {"name": "\x1f"}, id="control-character"),
-        pytest.param(SPAWN | {"name": "é"}, id="non-ascii"),
-        pytest.param(SPAWN | {"depth": 10**19}, id="long-depth"),
-        pytest.param(SPAWN | {"depth": 0}, id="depth-zero"),
-        pytest.param(SPAWN | {"extra": 1}, id="extra-field"),
+        pytest.param(SPAWN | {"name": 'a"b'}, True, id="escaped-quote"),
+        pytest.param(SPAWN | {"name": "a\\b"}, True, id="escaped-backslash"),
+        pytest.param(SPAWN | {"name": "\x1f"}, True, id="control-character"),
+        pytest.param(SPAWN | {"name": "é"}, True, id="non-ascii"),
+        pytest.param(SPAWN | {"depth": 10**19}, True, id="long-depth"),
+        pytest.param(SPAWN | {"depth": 0}, False, id="depth-zero"),
+        pytest.param(SPAWN | {"extra": 1}, True, id="extra-field"),
         pytest.param(
-            {"v": 1, "op": "delete", "childId": "c", "at": "t", "child": "/c"}, id="order"
+            {"v": 1, "op": "delete", "childId": "c", "at": "t", "child": "/c"}, True, id="order"
         ),
-        pytest.param(DELETE | {"reason": None}, id="reason-null"),
+        pytest.param(DELETE | {"reason": None}, False, id="reason-null"),
     ],
 )
-def test_lines_off_the_canonical_shape_are_judged_by_the_decoder(record: dict[str, object]) -> None:
-    line = compact(record)
-    with mock.patch.object(ledger, "_canonical", return_value=None):
-        expected = parse(line)
-    assert parse(line) == expected
+def test_unusual_but_valid_json_is_judged_field_by_field(
+    record: dict[str, object], valid: bool
+) -> None:
+    result = parse(compact(record))
+    assert (len(result.events), result.malformed_lines) == ((1, 0) if valid else (0, 1))
+    if valid and "name" in record:
+        assert result.events[0].name == record["name"]  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -237,60 +234,3 @@ def test_lines_off_the_canonical_shape_are_judged_by_the_decoder(record: dict[st
 )
 def test_near_canonical_lines_that_are_not_json_are_malformed(line: bytes) -> None:
     assert (parse(line).events, parse(line).malformed_lines) == ((), 1)
-
-
-#: Field values that keep a line canonical, and odd ones that push it off the fast path.
-_plain = st.text(alphabet=" ab/.:-", max_size=6)
-_odd = st.one_of(
-    st.sampled_from(["", '"', "\\", "\x00", "\x1f", "\x7f", "é", "\u2028", "a\nb"]),
-    st.sampled_from([-1, 0, 2, 10**18, 10**19, True, None, 1.0, []]),
-)
-
-
-@st.composite
-def _records(draw: st.DrawFn) -> dict[str, object]:
-    """A record in the product's key order, at most one field of it odd or missing."""
-    op = draw(st.sampled_from(["spawn", "rename", "delete", "meta", "x"]))
-    record: dict[str, object] = {"v": 1, "op": op, "at": draw(_plain), "childId": draw(_plain)}
-    if op == "spawn":
-        record |= {"parent": draw(_plain), "child": draw(_plain)}
-        record |= {"depth": draw(st.integers(-1, 3)), "name": draw(_plain)}
-    elif op == "rename":
-        record |= {"child": draw(_plain), "name": draw(_plain)}
-    elif op == "delete":
-        record |= {"child": draw(_plain)} | (
-            {"reason": draw(_plain)} if draw(st.booleans()) else {}
-        )
-    key = draw(st.sampled_from([None, *record]))
-    if key is not None and draw(st.booleans()):
-        del record[key]
-    elif key is not None:
-        record[key] = draw(_odd)
-    return record
-
-
-#: Bytes to splice into a line: JSON's own punctuation breaks the canonical shape most.
-_inserts = st.one_of(
-    st.sampled_from([b'"', b"\\", b'\\"', b",", b"}", b" ", b"\x00", b"\xc3"]),
-    st.binary(max_size=2),
-)
-
-
-@pytest.mark.slow
-@settings(max_examples=500, deadline=None)
-@given(
-    lines=st.lists(
-        st.tuples(_records(), st.booleans(), st.integers(-12, 120), _inserts),
-        max_size=8,
-    )
-)
-def test_the_canonical_fast_path_never_changes_a_parse(
-    lines: list[tuple[dict[str, object], bool, int, bytes]],
-) -> None:
-    data = b"".join(
-        (line[:at] + insert + line[at:] if mutate else line) + b"\n"
-        for line, mutate, at, insert in ((compact(r), m, a, i) for r, m, a, i in lines)
-    )
-    with mock.patch.object(ledger, "_canonical", return_value=None):
-        expected = parse_ledger(io.BytesIO(data))
-    assert parse_ledger(io.BytesIO(data)) == expected
