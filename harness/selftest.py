@@ -36,8 +36,11 @@ DEFAULT_FIXTURES = ("json-events",)
 class ModelServer(Protocol):
     """What selftest needs of a model server: where it is and what it served."""
 
-    provider: str
-    base_url: str
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def base_url(self) -> str: ...
 
     def models_json(self) -> dict[str, Any]: ...
 

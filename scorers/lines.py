@@ -105,12 +105,10 @@ def iter_raw_lines(stream: IO[bytes], cap: int = MAX_LINE_BYTES) -> Iterator[Raw
 JsonLine = tuple[object, bool]
 
 
-#: The decoder's scanner, called directly rather than through ``json.loads`` or
-#: ``JSONDecoder.raw_decode``: this hot loop runs once per line, and the scanner (the
-#: standard library's C accelerator when present) does all the real work; the wrappers only add a Python frame,
-#: type checks and whitespace regex matches per line. It raises ``StopIteration`` where
-#: ``raw_decode`` would raise "Expecting value".
-_SCAN: Final = json.JSONDecoder().scan_once
+#: One decoder for every line: ``raw_decode`` returns where the value ended, so trailing
+#: data is detected without a second scan, and (unlike ``json.loads``) it takes the text as
+#: decoded here, never sniffing another encoding in the bytes.
+_DECODER: Final = json.JSONDecoder()
 
 #: Whitespace as JSON defines it (``str.strip()`` would also accept e.g. NBSP).
 _JSON_SPACE: Final = " \t\r\n"
@@ -130,10 +128,10 @@ def decode_json(payload: bytes | None) -> object:
         text = payload.decode("utf-8")
         if text[:1] in _JSON_SPACE:
             text = text.lstrip(_JSON_SPACE)
-        value, end = _SCAN(text, 0)
-    except (ValueError, StopIteration, RecursionError):
-        # ValueError: bad UTF-8, bad JSON, over-long integer literals; StopIteration: no
-        # value at all; RecursionError: absurdly deep nesting.
+        value, end = _DECODER.raw_decode(text)
+    except (ValueError, RecursionError):
+        # ValueError: bad UTF-8, bad JSON (no value at all included), over-long integer
+        # literals; RecursionError: absurdly deep nesting.
         return MALFORMED
     if end != len(text) and text[end:].strip(_JSON_SPACE):
         return MALFORMED  # trailing data after the value

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from scorers import criteria as rubric
+import scorers.criteria as rubric
 from scorers.criteria import ScoringContext
 from scorers.records import LedgerParse, RunEvidence
 from scorers.types import Manifest

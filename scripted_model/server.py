@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from scripted_model import messages_api
+import scripted_model.messages_api as messages_api
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
 from scripted_model.conversation import Conversation
 from scripted_model.oracle import Oracle
@@ -297,8 +297,8 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             server.record_request(model, conv.shard_files(), body, messages_api.describe(action))
             if isinstance(action, ModelFailure):
-                error = messages_api.MessagesError(action.status, "api_error", action.message)
-                self._json(error.status, error.body())
+                failure = messages_api.MessagesError(action.status, "api_error", action.message)
+                self._json(failure.status, failure.body())
                 return
             messages_api.sleep_for(action)
             if not body.get("stream"):

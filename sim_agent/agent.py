@@ -13,59 +13,49 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from types import ModuleType
-
 if not __package__:
-    # Run as a script: make the sibling modules importable even under -I / -P, which keep
-    # the script's directory off sys.path.
-    _HERE = os.path.dirname(os.path.abspath(__file__))
-    if _HERE not in sys.path:
-        sys.path.insert(0, _HERE)
+    # Run as a script: make the sim_agent package importable (its parent directory on
+    # sys.path), also under -I / -P, which keep the script's own directory off it.
+    _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if _ROOT not in sys.path:
+        sys.path.insert(0, _ROOT)
     # Every sim process imports the sibling modules afresh: cache their bytecode even under
     # PYTHONDONTWRITEBYTECODE, or each process pays for compiling them again (as much CPU
     # as the rest of a child's start-up). Writes go to sim_agent/__pycache__ only.
     sys.dont_write_bytecode = False
 
-try:
-    from . import launch
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import launch  # type: ignore[no-redef,import-not-found]
+from sim_agent import launch
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Each mode imports only its own modules: a child must start fast.
     args = sys.argv[1:] if argv is None else argv
     mode = args[0] if args else ""
     if mode == launch.MODE_DAEMON:
-        return int(_sibling("daemon").run_daemon(args[1:]))
+        from sim_agent import daemon
+
+        return int(daemon.run_daemon(args[1:]))
     if mode == launch.MODE_CHILD:
-        return int(_sibling("child").run_child())
+        from sim_agent import child
+
+        return int(child.run_child())
     if mode == launch.MODE_SLEEP:
         return launch.sleep_forever(ignore_sigterm="--ignore-sigterm" in args[1:])
-    config = _sibling("config")
+    from sim_agent import config, parent
+
     try:
         cfg = config.parse_launch(args, os.environ)
     except config.SimUsageError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
     try:
-        return int(_sibling("parent").run_parent(cfg))
+        return int(parent.run_parent(cfg))
     except Exception as e:  # a thrown error: the real CLI prints it and exits 1
         import traceback
 
         traceback.print_exc()
         print(f"Error: {e}", file=sys.stderr)
         return 1
-
-
-def _sibling(name: str) -> ModuleType:
-    """Import a sim module only in the mode that needs it: a child must start fast."""
-    if __package__:
-        import importlib
-
-        return importlib.import_module(f".{name}", __package__)
-    return __import__(name)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
-try:
-    from . import jsonio, records
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import jsonio  # type: ignore[no-redef,import-not-found]
-    import records  # type: ignore[no-redef,import-not-found]
+from sim_agent import jsonio, records
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -125,10 +121,7 @@ class ChildRun:
 
     def _start_stray_process(self) -> None:
         """A tool process in its own session that outlives everyone and ignores SIGTERM."""
-        try:  # only this behaviour starts a process: import what spawns it only here
-            from . import launch
-        except ImportError:  # run as a script: the sim directory is on sys.path
-            import launch  # type: ignore[no-redef,import-not-found]
+        from sim_agent import launch  # only this behaviour starts a process
 
         argv = launch.sim_argv(launch.MODE_SLEEP, "--ignore-sigterm")
         pid = launch.spawn_detached(argv, self.spec["cwd"], ignore_sigterm=True)

@@ -9,13 +9,10 @@ exits 1, like a thrown error in the real CLI.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-try:
-    from . import jsonio
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import jsonio  # type: ignore[no-redef,import-not-found]
+from sim_agent import jsonio
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

@@ -11,13 +11,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
-try:
-    from . import records
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import records  # type: ignore[no-redef,import-not-found]
+from sim_agent import records
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, BinaryIO

@@ -18,14 +18,10 @@ import signal
 import socket
 import sys
 import time
+from typing import TYPE_CHECKING
 
-try:
-    from . import jsonio, launch
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import jsonio  # type: ignore[no-redef,import-not-found]
-    import launch  # type: ignore[no-redef,import-not-found]
+from sim_agent import jsonio, launch
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

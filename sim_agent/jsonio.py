@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
@@ -63,14 +63,24 @@ def spawn(
     # close_fds: descriptors this process itself inherited without O_CLOEXEC stay behind
     # (the ones it opens are non-inheritable, as Python makes them).
     actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in sorted(_inheritable_fds() - {0, 1, 2}))
-    restored = (signal.SIGPIPE, signal.SIGXFSZ)
-    signals: dict[str, object] = {"setsigdef": restored}
+    setsigdef: tuple[int, ...] = (signal.SIGPIPE, signal.SIGXFSZ)
     if default_sigterm:
-        signals = {"setsigdef": (*restored, signal.SIGTERM), "setsigmask": ()}
+        setsigdef = (*setsigdef, signal.SIGTERM)
     here = _enter(cwd)
+    spawn = os.posix_spawnp if search_path else os.posix_spawn
     try:
-        return (os.posix_spawnp if search_path else os.posix_spawn)(
-            argv[0], argv, os.environ, file_actions=actions, setsid=new_session, **signals
+        if default_sigterm:  # and nothing blocked, whatever this process blocks now
+            return spawn(
+                argv[0],
+                argv,
+                os.environ,
+                file_actions=actions,
+                setsid=new_session,
+                setsigdef=setsigdef,
+                setsigmask=(),
+            )
+        return spawn(
+            argv[0], argv, os.environ, file_actions=actions, setsid=new_session, setsigdef=setsigdef
         )
     finally:
         _leave(here)

@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
-try:
-    from . import daemon, records
-    from .conversation import Conversation, EventStream
-    from .swarm import Swarm, plan_children, spawn_code, worker
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import daemon  # type: ignore[no-redef,import-not-found]
-    import records  # type: ignore[no-redef,import-not-found]
-    from conversation import Conversation, EventStream  # type: ignore[no-redef,import-not-found]
-    from swarm import Swarm, plan_children, spawn_code, worker  # type: ignore[no-redef,import-not-found]
+from sim_agent import daemon, records
+from sim_agent.conversation import Conversation, EventStream
+from sim_agent.swarm import Swarm, plan_children, spawn_code, worker
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

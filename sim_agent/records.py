@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
-try:
-    from . import jsonio
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import jsonio  # type: ignore[no-redef,import-not-found]
+from sim_agent import jsonio
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -237,19 +234,9 @@ def session_header(
 
 
 def ledger_key(sessions_dir: str) -> str:
-    return _sha256(sessions_dir.encode("utf-8")).hexdigest()[:16]
+    import hashlib  # only the process that creates the ledger needs it, once
 
-
-def _sha256(data: bytes) -> Any:
-    # The builtin implementation: hashlib would load OpenSSL first (parent only, once).
-    try:
-        from _sha256 import sha256  # Python <= 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found,no-redef]  # 3.12+
-        except ImportError:
-            from hashlib import sha256  # type: ignore[assignment]
-    return sha256(data)
+    return hashlib.sha256(sessions_dir.encode("utf-8")).hexdigest()[:16]
 
 
 class Ledger:

@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
-try:
-    from . import jsonio, launch, records
-    from .config import wrong_value
-except ImportError:  # run as a script: the sim directory is on sys.path
-    import jsonio  # type: ignore[no-redef,import-not-found]
-    import launch  # type: ignore[no-redef,import-not-found]
-    import records  # type: ignore[no-redef,import-not-found]
-    from config import wrong_value  # type: ignore[no-redef,import-not-found]
+from sim_agent import jsonio, launch, records
+from sim_agent.config import wrong_value
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

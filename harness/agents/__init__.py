@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
+
+if TYPE_CHECKING:  # the registry itself stays cheap: the CLI reads it at start-up
+    from harness.agents.base import AgentAdapter
 
 #: name -> "module:class". Adding an agent: one package under harness/agents/, one line here.
 REGISTRY: dict[str, str] = {
@@ -22,6 +24,8 @@ REGISTRY: dict[str, str] = {
 
 #: Item directories written before the adapter seam name no agent: they are prime-agent's.
 LEGACY_AGENT_KIND = "prime-agent"
+#: The agent ``--agent`` means when it is not given.
+DEFAULT_AGENT = "prime-agent"
 
 
 def adapter_class(name: str) -> type[AgentAdapter]:
@@ -30,8 +34,11 @@ def adapter_class(name: str) -> type[AgentAdapter]:
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
         raise UsageError(f"--agent: unknown agent {name!r} (known: {known})") from None
+    from harness.agents.base import AgentAdapter
+
     cls = getattr(importlib.import_module(module_name), attr)
-    assert issubclass(cls, AgentAdapter)
+    if not (isinstance(cls, type) and issubclass(cls, AgentAdapter)):
+        raise TypeError(f"{REGISTRY[name]} is not an AgentAdapter")
     return cls
 
 
@@ -47,4 +54,10 @@ def adapter_for_meta(meta: Mapping[str, Any]) -> AgentAdapter:
     return adapter_class(str(kind))(str(meta.get("agent_options") or ""), None, 0)
 
 
-__all__ = ["REGISTRY", "AgentAdapter", "adapter_class", "adapter_for_meta", "parse_agent"]
+__all__ = [
+    "DEFAULT_AGENT",
+    "REGISTRY",
+    "adapter_class",
+    "adapter_for_meta",
+    "parse_agent",
+]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from harness.agents.env import resolve_binary
 from harness.errors import UsageError
 from scorers import ItemScore, RunEvidence, score_evidence
 from scorers.types import Manifest
@@ -170,9 +171,7 @@ class AgentAdapter(ABC):
 
     def resolve_command(self) -> list[str]:
         """The argv prefix that starts the agent; raises AgentLaunchError if unusable
-        (default: the binary, checked by :func:`harness.launch.resolve_binary`)."""
-        from harness.agents.env import resolve_binary
-
+        (default: the binary, checked by :func:`harness.agents.env.resolve_binary`)."""
         return resolve_binary(self.binary)
 
     @abstractmethod

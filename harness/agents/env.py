@@ -1,10 +1,11 @@
-"""The agent-neutral part of a launch: the scrubbed base environment, binaries, secrets.
+"""What every agent's launch shares: the variables never handed to an agent, the item's
+process token, finding a binary, and the credential values to redact.
 
 Every agent runs with the caller's environment (model credentials live there) minus what
 would leak the harness's or a caller's state into it, plus a private ``HOME`` and
-``TMPDIR`` inside the item's workdir (nothing it writes lands outside the item) and the
-item's process token (how the harness finds every process the item started). Adapters add
-their own variables on top (:mod:`harness.agents`).
+``TMPDIR`` inside the item's workdir and the item's process token (how the harness finds
+every process the item started; :func:`harness.item.workspace.base_env`). Adapters strip
+and add their own variables on top.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from harness.agents.base import ItemPaths
 from harness.errors import AgentLaunchError
 
 #: Environment variable that marks every process an item starts (inherited by children):
@@ -36,23 +36,6 @@ GIT_LEAK_VARS = (
 #: a git hook would otherwise aim the agent's git at it) and the harness's own settings.
 STRIPPED_VARS = frozenset(GIT_LEAK_VARS)
 STRIPPED_PREFIXES = ("SWARM_HARNESS_",)
-
-
-def base_env(
-    caller: Mapping[str, str],
-    paths: ItemPaths,
-    token: str,
-    strip_vars: Iterable[str] = (),
-    strip_prefixes: tuple[str, ...] = (),
-) -> tuple[dict[str, str], list[str]]:
-    """The caller's env minus leaking variables (the generic ones and the adapter's), plus
-    the private HOME/TMPDIR and the process token. Returns the env and the names set."""
-    drop = STRIPPED_VARS | frozenset(strip_vars)
-    prefixes = STRIPPED_PREFIXES + strip_prefixes
-    env = {k: v for k, v in caller.items() if k not in drop and not k.startswith(prefixes)}
-    added = {ITEM_TOKEN_VAR: token, "HOME": str(paths.home), "TMPDIR": str(paths.tmp)}
-    env.update(added)
-    return env, sorted(added)
 
 
 def resolve_binary(binary: str | None) -> list[str]:

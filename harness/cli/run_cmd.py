@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from harness.agents import DEFAULT_AGENT
 from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 from harness.cli.params import RunDirType, fail_on_option, runs_dir_option, threshold_option
@@ -47,7 +48,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 )
 @option(
     "--agent",
-    default="prime-agent",
+    default=DEFAULT_AGENT,
     metavar="NAME[:OPTIONS]",
     help="Agent to run: prime-agent, or sim[:BEHAVIOUR] (the built-in simulated agent: "
     "honest, no-spawn, flaky=0.7, slow=2, ... comma-separated).",
@@ -130,7 +131,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 )
 @click.pass_context
 @translate_errors
-def run_cmd(ctx: click.Context, **options: Any) -> None:
+def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
     # Imported here so that `--help` and the other commands start fast.
     from harness.agents import parse_agent

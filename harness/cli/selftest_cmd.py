@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from harness.agents import DEFAULT_AGENT
 from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import runs_dir_option
@@ -15,7 +16,7 @@ from harness.cli.params import runs_dir_option
 @click.command("selftest")
 @option(
     "--agent",
-    default="prime-agent",
+    default=DEFAULT_AGENT,
     metavar="NAME",
     help="The real agent to check: prime-agent or claude-code.",
 )

@@ -31,8 +31,10 @@ def executor_for(settings: ExecutorSettings) -> Executor:
             f"--executor: unknown executor {settings.name!r} (known: {known})"
         ) from None
     cls = getattr(importlib.import_module(module_name), attr)
-    assert issubclass(cls, Executor)
-    return cls(settings)
+    if not (isinstance(cls, type) and issubclass(cls, Executor)):
+        raise TypeError(f"{REGISTRY[settings.name]} is not an Executor")
+    executor: Executor = cls(settings)
+    return executor
 
 
 __all__ = ["DEFAULT_EXECUTOR", "REGISTRY", "Executor", "ExecutorSettings", "executor_for"]

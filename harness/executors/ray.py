@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import logging
 import os
 import shutil
 import sys
@@ -165,7 +166,7 @@ class RayExecutor(Executor):
             ) from None
         address = self.settings.ray_address or os.environ.get("RAY_ADDRESS") or "auto"
         try:
-            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ExecutorError(
                 f"--ray-address {address}: cannot join a Ray cluster: {exc}"

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import psutil
 
-from harness.item.processes import ITEM_TOKEN_VAR, KilledProcess, terminate
+from harness.agents.env import ITEM_TOKEN_VAR
+from harness.item.processes import KilledProcess, terminate
 
 #: Name of the owner stamp inside a temp dir.
 OWNER_FILE = ".swh-owner.json"

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from harness import __version__
 from harness.agents.base import AgentAdapter, ItemSpec
-from harness.agents.env import base_env, secret_values
+from harness.agents.env import secret_values
 from harness.errors import HarnessError
 from harness.files import write_json_atomic
 from harness.item.leftovers import stamp_dir
@@ -24,7 +24,7 @@ from harness.item.scoring import (
     manifest_dict,
     score_bundle,
 )
-from harness.item.workspace import RepoTemplates, build_item_paths, make_workdir
+from harness.item.workspace import RepoTemplates, base_env, build_item_paths, make_workdir
 from harness.model.item import ItemResult
 from harness.plan import WorkItem
 

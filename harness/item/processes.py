@@ -58,7 +58,7 @@ def become_subreaper() -> bool:
     """
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -128,9 +128,9 @@ class ProcessTracker:
         with self._lock:
             seen = dict(self.seen)
         for pid, created in seen.items():
-            proc = table.get(pid)
-            if proc is not None and proc.info["create_time"] == created:
-                found[pid] = (proc, "tree")
+            known = table.get(pid)
+            if known is not None and known.info["create_time"] == created:
+                found[pid] = (known, "tree")
         workdir = str(self.workdir)
         with _managed_lock:
             managed = set(_managed)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.agents.base import ItemPaths
-from harness.agents.env import GIT_LEAK_VARS
+from harness.agents.env import GIT_LEAK_VARS, ITEM_TOKEN_VAR, STRIPPED_PREFIXES, STRIPPED_VARS
 from harness.errors import AgentLaunchError, FixtureError
 from harness.item.leftovers import stamp_dir
 from harness.item.processes import run_quick
@@ -49,6 +49,21 @@ def scrubbed_git_env(base: Mapping[str, str]) -> dict[str, str]:
         LC_ALL="C",
     )
     return env
+
+
+def base_env(
+    caller: Mapping[str, str], paths: ItemPaths, token: str
+) -> tuple[dict[str, str], list[str]]:
+    """The caller's env minus what would leak into any agent, plus the private HOME/TMPDIR
+    and the item's process token. Returns the env and the names set."""
+    env = {
+        k: v
+        for k, v in caller.items()
+        if k not in STRIPPED_VARS and not k.startswith(STRIPPED_PREFIXES)
+    }
+    added = {ITEM_TOKEN_VAR: token, "HOME": str(paths.home), "TMPDIR": str(paths.tmp)}
+    env.update(added)
+    return env, sorted(added)
 
 
 def make_workdir(longest_socket: str | None = None, base_dir: str | None = None) -> Path:

@@ -69,7 +69,7 @@ def _checks(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     if isinstance(item.get("checks"), list):
         return [
             {
-                "name": OLD_FIELDS.get(c.get("name"), c.get("name")),
+                "name": OLD_FIELDS.get(str(c.get("name")), c.get("name")),
                 "passed": c.get("passed"),
                 "failing": c.get("failing", []),
                 "reason": c.get("reason"),
@@ -136,7 +136,7 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "fixtures": options.get("fixtures", []),
         "fixture_paths": options.get("fixture_paths", []),
-        "agent_kind": options.get("agent_kind") or "prime-agent",
+        "agent_kind": options.get("agent_kind") or "",
         "agent_options": options.get("agent_options") or "",
         "agent_bin": options.get("agent_bin"),
         "models": options.get("models", []),

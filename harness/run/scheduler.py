@@ -47,7 +47,7 @@ class Slot:
     """One item's claim on the concurrency budget: acquire before the agent, release after
     (the :class:`harness.item.lifecycle.Slot` an item is handed)."""
 
-    def __init__(self, scheduler: Scheduler[W, R], provider: str) -> None:  # type: ignore[type-var]
+    def __init__(self, scheduler: Scheduler[W, R], provider: str) -> None:
         self._scheduler = scheduler
         self._provider = provider
         self._held = False
@@ -76,7 +76,7 @@ class Slot:
 class Scheduler(Generic[W, R]):
     concurrency: int
     provider_caps: Mapping[str, int] = field(default_factory=dict)
-    provider: Callable[[W], str] = field(default=lambda w: "")  # type: ignore[assignment]
+    provider: Callable[[W], str] = field(default=lambda w: "")
     stop_event: threading.Event = field(default_factory=threading.Event)
     prefetch: int | None = None  # default: min(concurrency, MAX_PREFETCH)
 
@@ -178,7 +178,7 @@ class Scheduler(Generic[W, R]):
                 prov = self.provider(chosen)
                 self._in_flight += 1
                 self._in_flight_by[prov] = self._in_flight_by.get(prov, 0) + 1
-            slot = Slot(self, self.provider(chosen))  # type: ignore[arg-type]
+            slot = Slot(self, self.provider(chosen))
             thread = threading.Thread(
                 target=worker, args=(chosen, slot), name=f"item:{chosen.key}", daemon=True
             )

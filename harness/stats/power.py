@@ -67,7 +67,10 @@ def regression_power(
     low, high = score_limits(s, float(total), confidence)
 
     def upper(sb: np.ndarray, sc: np.ndarray) -> np.ndarray:
-        return mover_limits(rates[sb], (low[sb], high[sb]), rates[sc], (low[sc], high[sc]))[1]
+        high_limit: np.ndarray = mover_limits(
+            rates[sb], (low[sb], high[sb]), rates[sc], (low[sc], high[sc])
+        )[1]
+        return high_limit
 
     # For each baseline total, binary search the largest candidate total that regresses
     # (-1 when none does): the upper limit rises with the candidate total.

@@ -100,11 +100,11 @@ def overall(items: Sequence[ItemResult]) -> list[ModelOverall]:
             by_model.setdefault(model, {})[fixture] = outcomes
     out = []
     for model in sorted(by_model):
-        outcomes = by_model[model]
-        summary = stratified_rate([(sum(v), len(v)) for v in outcomes.values()])
+        fixtures = by_model[model]
+        summary = stratified_rate([(sum(v), len(v)) for v in fixtures.values()])
         random_fixtures = None
-        if len(outcomes) >= MIN_FIXTURES_FOR_GENERALISATION:
-            clustered = rates.clustered_rate(outcomes)
+        if len(fixtures) >= MIN_FIXTURES_FOR_GENERALISATION:
+            clustered = rates.clustered_rate(fixtures)
             random_fixtures = FixturesAsSample(
                 clustered.rate, clustered.se, clustered.ci, "cluster-robust-t"
             )
@@ -118,7 +118,7 @@ def overall(items: Sequence[ItemResult]) -> list[ModelOverall]:
                 ci=summary.ci,
                 confidence=summary.confidence,
                 method="stratified-wilson",
-                resolved=sum(sum(v) for v in outcomes.values()),
+                resolved=sum(sum(v) for v in fixtures.values()),
                 random_fixtures=random_fixtures,
             )
         )

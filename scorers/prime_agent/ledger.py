@@ -158,10 +158,9 @@ def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) ->
 
     ``keep``: the (normalised) parent paths whose spawns are wanted. One ledger serves every
     root of a sessions dir, and another root's spawns can never become this run's edges
-    (their child paths lie under another root), so they are skipped as soon as their
-    parent is read, without building their events (a capped ledger of other roots' records
-    is then mostly skipped). Their renames and deletes still parse: they apply to no edge
-    of ours. None keeps every spawn.
+    (their child paths lie under another root), so they are dropped here (a capped ledger
+    of other roots' records then holds few events). Their renames and deletes are kept:
+    they apply to no edge of ours. None keeps every spawn.
     """
     paths = _Paths()
     events: list[LedgerEvent] = []
@@ -173,15 +172,13 @@ def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) ->
         if value is MALFORMED and is_blank(payload):
             continue
         result = _Skip.MALFORMED if value is MALFORMED else _record(value, paths)
-        if type(result) is SpawnEvent and keep is not None and result.parent not in keep:
-            continue
-        if type(result) is not _Skip:
-            events.append(result)
-        elif result is _Skip.UNKNOWN:
-            unknown += 1
-        elif result is _Skip.MALFORMED:
-            if terminated:
+        if isinstance(result, _Skip):
+            if result is _Skip.UNKNOWN:
+                unknown += 1
+            elif result is _Skip.MALFORMED and terminated:
                 malformed += 1
-            else:
+            elif result is _Skip.MALFORMED:
                 torn = True
+        elif type(result) is not SpawnEvent or keep is None or result.parent in keep:
+            events.append(result)
     return LedgerParse(tuple(events), malformed, unknown, torn)

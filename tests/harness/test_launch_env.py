@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.agents.base import ItemSpec
-from harness.agents.env import base_env
 from harness.agents.prime_agent import SUPERVISOR_REGISTRY_VAR, PrimeAgentAdapter
-from harness.item.workspace import build_item_paths, make_workdir
+from harness.item.workspace import base_env, build_item_paths, make_workdir
 from scorers.types import Manifest
 
 TINY = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"

@@ -11,8 +11,14 @@ import jsonschema
 import pytest
 
 from harness.errors import BundleError
-from harness.model import Gate, RunReport, load_report
-from harness.model.report import REPORT_SCHEMA_PATH, REPORT_SCHEMA_VERSION, report_schema
+from harness.model.comparison import Gate
+from harness.model.report import (
+    REPORT_SCHEMA_PATH,
+    REPORT_SCHEMA_VERSION,
+    RunReport,
+    load_report,
+    report_schema,
+)
 from harness.model.schema import report_schema_text
 
 REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"

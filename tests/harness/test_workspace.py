@@ -11,9 +11,9 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.agents.base import ItemPaths, ItemSpec, Launch
-from harness.agents.env import ITEM_TOKEN_VAR, base_env, secret_values
+from harness.agents.env import ITEM_TOKEN_VAR, secret_values
 from harness.agents.prime_agent import PrimeAgentAdapter
-from harness.item.workspace import build_item_paths, make_workdir, scrubbed_git_env
+from harness.item.workspace import base_env, build_item_paths, make_workdir, scrubbed_git_env
 from scorers.types import Manifest
 
 MANIFEST = Manifest("fx", "combined-index.md", ())

@@ -135,8 +135,8 @@ def locate(layout: Layout, artifact_name: str) -> Located:
     extras: tuple[tuple[str, ...], ...] = ()
     if parent_id is not None:
         children, extras = _find_children(layout.session_artifacts / parent_id, notes, capped)
-    artifact = layout.repo / artifact_name
-    if not is_regular(artifact):
+    artifact: Path | None = layout.repo / artifact_name
+    if artifact is not None and not is_regular(artifact):
         if artifact.is_symlink():
             notes.append(f"artifact {artifact_name} is a symlink: not followed")
         artifact = None
