@@ -44,6 +44,11 @@ class ResumeMismatchError(HarnessError):
     """``--resume`` was asked to continue a run whose fixtures or options differ."""
 
 
+class NotStarted(Exception):
+    """The run was stopped before this item got a slot: it is reported as not started
+    (control flow between the scheduler and an item, never shown to a user)."""
+
+
 class ExecutorError(HarnessError):
     """The executor could not run an item (a cluster unreachable, a node lost mid-item)."""
 

@@ -9,16 +9,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import __version__
-from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
-from harness.fixtures import FIXTURES_ROOT, Fixture, list_fixtures, load_fixture, resolve_fixture
 from harness.model.comparison import DEFAULT_THRESHOLD
 
-#: Model names a simulated run may carry: several ``sim/NAME`` conditions of the sim are
-#: fine (they compare like real models), a real provider's model name is not.
-SIM_MODEL_PREFIX = "sim/"
+if TYPE_CHECKING:  # the CLI reads this module's limits at start-up: keep it cheap
+    from harness.agents.base import AgentAdapter
+    from harness.fixtures import Fixture
 
 #: A hard ceiling on concurrency: each item runs an agent, a daemon and children.
 MAX_CONCURRENCY = 64
@@ -76,7 +75,9 @@ class RunConfig:
     baseline: Path | None = None
     threshold: float = DEFAULT_THRESHOLD
     fail_on: str = "unresolved"
-    fixtures_root: Path = field(default=FIXTURES_ROOT)
+    #: Where fixture names are looked up, in order (empty: ``./fixtures``, then the bundled
+    #: ones; see :mod:`harness.fixtures.lookup`).
+    fixtures_roots: tuple[Path, ...] = ()
     #: Where each item's auth.json/models.json come from (None: the user's agent home).
     agent_home_source: Path | None = None
     #: Variables added to the caller's environment for every item (selftest's endpoint).
@@ -97,14 +98,8 @@ class RunConfig:
             raise UsageError(
                 "--model is required with a real agent (e.g. anthropic/claude-sonnet-4-5)"
             )
-        real = [m for m in self.models if not m.startswith(SIM_MODEL_PREFIX)]
-        if self.agent.simulated and real:
-            label = ", ".join(self.agent.default_models())
-            raise UsageError(
-                f"--model {real[0]}: the simulated agent calls no model, and its results must "
-                f"not carry a real model's name; leave --model out (the run is labelled "
-                f"{label}) or name simulated conditions {SIM_MODEL_PREFIX}NAME"
-            )
+        for model in self.models:
+            self.agent.check_model(model)
         if self.fail_on == "regression" and self.baseline is None:
             raise UsageError("--fail-on regression needs --compare-baseline BASELINE")
         if not 0 <= self.threshold < 1:
@@ -118,24 +113,13 @@ def effective_models(config: RunConfig) -> tuple[str, ...]:
     return models
 
 
-def expand_fixture_names(names: Sequence[str], root: Path) -> list[Path]:
-    """The fixture directories ``names`` (fixture names, paths or ``all``) stand for."""
-    paths: list[Path] = []
-    for name in names:
-        if name == "all":
-            for summary in list_fixtures(root):
-                if not summary.valid:  # never skip a broken fixture silently
-                    raise summary.problems[0].to_error()
-                paths.append(summary.path)
-        else:
-            paths.append(resolve_fixture(name, root))
-    return paths
-
-
 def load_fixtures(config: RunConfig) -> list[Fixture]:
-    fixtures = [
-        load_fixture(p) for p in expand_fixture_names(config.fixtures, config.fixtures_root)
-    ]
+    """The run's fixtures, loaded and validated, each name once."""
+    from harness.fixtures import load_fixture
+    from harness.fixtures.lookup import expand_fixture_names, fixture_roots
+
+    roots = config.fixtures_roots or fixture_roots()
+    fixtures = [load_fixture(p) for p in expand_fixture_names(config.fixtures, roots)]
     seen: dict[str, Path] = {}
     unique = []
     for fx in fixtures:

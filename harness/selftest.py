@@ -21,12 +21,13 @@ from harness.agents import adapter_class
 from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
 from harness.fixtures import load_fixture
-from harness.fixtures.lookup import fixtures_root
+from harness.fixtures.lookup import expand_fixture_names, fixture_roots
 from harness.item.scoring import manifest_dict
 from harness.model.item import ItemStatus
-from harness.plan import RunConfig, expand_fixture_names
+from harness.plan import RunConfig
 from harness.report.progress import Progress
 from harness.run.execute import execute_run
+from harness.run.preflight import require_agent
 
 #: A scripted run finishes in well under a minute; this only stops a wedged agent.
 SELFTEST_TIMEOUT_S = 300.0
@@ -90,9 +91,9 @@ class SelftestOutcome:
         return bool(self.rows) and all(r.ok for r in self.rows)
 
 
-def fixture_manifests(fixtures: Sequence[str], root: Path | None = None) -> list[dict[str, Any]]:
+def fixture_manifests(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> list[dict[str, Any]]:
     """The manifests (answer keys) of the named fixtures, for the model server's oracle."""
-    names = expand_fixture_names(fixtures, root or fixtures_root())
+    names = expand_fixture_names(fixtures, roots or fixture_roots())
     return [manifest_dict(load_fixture(path).manifest) for path in names]
 
 
@@ -128,8 +129,9 @@ def run_selftest(
     progress: Progress | None = None,
 ) -> SelftestOutcome:
     """Run every case on every fixture with the real agent and compare the verdicts."""
+    require_agent(agent)  # nine "agent could not start" rows tell nothing a line would not
     home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
-    by_model = {agent.scripted_model(server.provider, c.script): c for c in cases}
+    by_model = {f"{server.provider}/{c.script}": c for c in cases}
     try:
         env = agent.scripted_endpoint(server.base_url, server.models_json(), home)
         config = RunConfig(

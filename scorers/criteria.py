@@ -77,6 +77,8 @@ class Judgement:
     failing: tuple[str, ...] = ()
     reason: str | None = None
     details: Mapping[str, object] = field(default_factory=dict)
+    #: What failed, in words stable across trials (no child ids): triage's grouping key.
+    signatures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,14 @@ def judge_coverage(ctx: ScoringContext) -> Judgement:
     if len(result.wrong_answers) > LISTED:
         reasons.append(f"+{len(result.wrong_answers) - LISTED} more wrong")
     failing = (*result.missing_shards, *(w.file for w in result.wrong_answers))
-    return Judgement(False, failing, "coverage: " + "; ".join(reasons), details)
+    if ctx.evidence.answers is None:
+        signatures: tuple[str, ...] = ("artifact missing",)
+    else:
+        signatures = (
+            *(f"{f} missing" for f in result.missing_shards),
+            *(f"{w.file} wrong" for w in result.wrong_answers),
+        )
+    return Judgement(False, failing, "coverage: " + "; ".join(reasons), details, signatures)
 
 
 def judge_delegation(ctx: ScoringContext) -> Judgement:
@@ -128,7 +137,8 @@ def judge_delegation(ctx: ScoringContext) -> Judgement:
     )
     if ctx.header_id is None:
         reason += " (parent transcript header id unknown)"
-    return Judgement(False, result.unverified, reason, details)
+    signatures = tuple(f"{w} not delegated" for w in result.unverified)
+    return Judgement(False, result.unverified, reason, details, signatures)
 
 
 def judge_dedup(ctx: ScoringContext) -> Judgement:
@@ -151,7 +161,10 @@ def judge_dedup(ctx: ScoringContext) -> Judgement:
     if over_budget(audit.total_spawns, budget):
         reasons.append(f"{audit.total_spawns} depth-1 spawns exceed the budget of {budget}")
     failing = tuple(dict.fromkeys(dup.child_id for dup in audit.duplicates))
-    return Judgement(False, failing, "dedup: " + "; ".join(reasons), details)
+    signatures = tuple(dict.fromkeys(f"{dup.name} spawned twice" for dup in audit.duplicates))
+    if over_budget(audit.total_spawns, budget):
+        signatures += ("over the spawn budget",)
+    return Judgement(False, failing, "dedup: " + "; ".join(reasons), details, signatures)
 
 
 def judge_receipts(ctx: ScoringContext) -> Judgement:
@@ -163,7 +176,11 @@ def judge_receipts(ctx: ScoringContext) -> Judgement:
     if not missing:
         return Judgement(True, details=details)
     return Judgement(
-        False, missing, f"receipts: no reply or notice from {listing(missing)}", details
+        False,
+        missing,
+        f"receipts: no reply or notice from {listing(missing)}",
+        details,
+        ("a child never heard from",),
     )
 
 
@@ -185,7 +202,8 @@ def judge_provenance(ctx: ScoringContext) -> Judgement:
     reasons = [f"{shard.file}: {shard.reason}" for shard in result.untraced[:LISTED]]
     if len(result.untraced) > LISTED:
         reasons.append(f"+{len(result.untraced) - LISTED} more untraced")
-    return Judgement(False, untraced, "provenance: " + "; ".join(reasons), details)
+    signatures = tuple(f"{f} untraced" for f in untraced)
+    return Judgement(False, untraced, "provenance: " + "; ".join(reasons), details, signatures)
 
 
 #: The rubric, in report order. A run is resolved only when every criterion passes.

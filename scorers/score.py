@@ -36,6 +36,7 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
                 tuple(judgement.failing),
                 judgement.reason,
                 own,
+                () if judgement.passed else (tuple(judgement.signatures) or ("failed",)),
             )
         )
     session = evidence.session

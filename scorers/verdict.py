@@ -59,6 +59,9 @@ class Check:
     failing: tuple[str, ...]
     reason: str | None
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: The failure's kinds in words that stay the same from trial to trial ("events-03
+    #: wrong", "worker-a not delegated"): what triage groups failed items by.
+    signatures: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -34,6 +34,8 @@ ALL_FINISHED = "ALL_FINISHED"
 SPAWN_REFUSED = "SPAWN_REFUSED"
 #: The artifact when the task does not name one.
 DEFAULT_ARTIFACT = "combined-index.md"
+#: The first line of the cell that spawns the children.
+SPAWN_MARKER = "# scripted:spawn"
 SCRATCH_RE = re.compile(r"SCRATCH=(?P<k>\d+)")
 ARTIFACT_RE = re.compile(r"write the file (?P<name>[\w.-]+)")
 
@@ -78,7 +80,10 @@ SCRIPTS: dict[str, Script] = {
         # The silent child's shard has no answer in the index, so nothing to trace either.
         Script("silent-child", "unresolved", ("coverage", "provenance"), silent_child=True),
         # The CLI exits when the parent ends its turn; the children are torn down before
-        # they reply, and no notice covers them all (CONTRACT §1, real-runs/run0).
+        # they reply, and no notice covers them all (CONTRACT §1, real-runs/run0). The turn
+        # ends only once every child has asked the model something (so its session file
+        # exists): without that wait, a child torn down before its session existed also
+        # failed delegation, by chance (issue 20).
         Script("early-exit", "unresolved", ("coverage", "receipts", "provenance"), early_exit=True),
         Script("retry-after-failure", "resolved", retry_after_failure=True),
     )
@@ -89,10 +94,19 @@ SCRIPTS: dict[str, Script] = {
 class ToolCall:
     code: str
 
+    @property
+    def spawns(self) -> bool:
+        """Whether this is the cell that spawns the children."""
+        return self.code.startswith(SPAWN_MARKER)
+
 
 @dataclass(frozen=True)
 class Text:
     text: str
+    #: Shard paths whose children must have made a model request (so exist on disk) before
+    #: this answer is sent: ``early-exit`` ends the parent's turn only then, so which
+    #: children the CLI tears down at exit no longer depends on the machine's speed.
+    wait_for_children: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,7 +149,10 @@ def _parent_turn(
     if "spawn" not in steps:
         return ToolCall(_spawn_cell(script, jobs))
     if script.early_exit:
-        return Text("The children are working; I end my turn here.")
+        return Text(
+            "The children are working; I end my turn here.",
+            wait_for_children=tuple(j.path for j in jobs),
+        )
     answers = conv.answers()
     first = jobs[0]
     if (
@@ -192,7 +209,7 @@ def _child_prompt(job: ShardJob, index: int, attempt: int) -> str:
 
 
 def _spawn_cell(script: Script, jobs: list[ShardJob]) -> str:
-    lines = ["# scripted:spawn", "handles = []"]
+    lines = [SPAWN_MARKER, "handles = []"]
     for i, job in enumerate(jobs):
         name = f"helper-{i + 1}" if script.helper_names else job.worker
         prompt = _child_prompt(job, i, attempt=1)

@@ -47,6 +47,11 @@ MAX_REQUEST_BYTES = 64 * 1024 * 1024
 #: How often the serving loop checks for a shutdown request; the standard library's 0.5 s
 #: made every stop (each test, each selftest) wait half a second for nothing.
 SHUTDOWN_POLL_S = 0.05
+#: The longest an answer waits for the children it names (``Text.wait_for_children``) to
+#: make their first request: children start within seconds, even on a loaded machine.
+CHILDREN_WAIT_S = 60.0
+#: How often a waiting answer looks again.
+CHILDREN_POLL_S = 0.05
 
 
 class ScriptedModelServer:
@@ -67,6 +72,10 @@ class ScriptedModelServer:
         self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)
         self._lock = threading.Lock()
         self._requests: Counter[tuple[str, str | None]] = Counter()
+        #: (model, shard path) -> when a child about that shard first asked, and when the
+        #: parent's spawn cell for those shards was served (what ``early-exit`` waits on).
+        self._child_seen: dict[tuple[str, str], float] = {}
+        self._spawned: dict[tuple[str, frozenset[str]], float] = {}
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -116,7 +125,30 @@ class ScriptedModelServer:
 
     def record(self, model: str, conv: Conversation, body: dict[str, Any], action: Action) -> None:
         """Count a served request; with a request log, append the request and the answer."""
-        self.record_request(model, conv.shard_files(), body, describe(action))
+        now = time.monotonic()
+        files = conv.shard_files()
+        with self._lock:
+            if conv.child_task is not None:
+                for path in files:
+                    self._child_seen.setdefault((model, path), now)
+            elif isinstance(action, ToolCall) and action.spawns:
+                self._spawned[(model, frozenset(files))] = now
+                for path in files:  # children of an earlier spawn do not count
+                    self._child_seen.pop((model, path), None)
+        self.record_request(model, files, body, describe(action))
+
+    def wait_for_children(self, model: str, paths: tuple[str, ...]) -> bool:
+        """Block until a child about each of ``paths`` has asked since their spawn (at most
+        :data:`CHILDREN_WAIT_S`); whether they all did."""
+        deadline = time.monotonic() + CHILDREN_WAIT_S
+        while True:
+            with self._lock:
+                spawned = self._spawned.get((model, frozenset(paths)), 0.0)
+                if all(self._child_seen.get((model, p), -1.0) >= spawned for p in paths):
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(CHILDREN_POLL_S)
 
     def record_request(
         self, model: str, files: list[str], body: dict[str, Any], answer: str
@@ -213,6 +245,8 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             conv = Conversation.from_request(body)
             action = next_action(script, conv, server.oracle)
             server.record(model, conv, body, action)
+            if isinstance(action, Text) and action.wait_for_children:
+                server.wait_for_children(model, action.wait_for_children)
             if isinstance(action, ModelFailure):
                 self._error(action.status, action.message, "invalid_request_error")
                 return

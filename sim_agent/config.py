@@ -151,6 +151,24 @@ def parse_behaviours(spec: str) -> Behaviours:
     return Behaviours(plan=plan, **fields)  # type: ignore[arg-type]
 
 
+def _entries(spec: str) -> dict[str, str]:
+    """A spec's items by what they set: ``plan`` for the plan, else the behaviour's name."""
+    out: dict[str, str] = {}
+    for raw in spec.split(","):
+        item = raw.strip()
+        if item:
+            name = item.partition("=")[0].strip()
+            out["plan" if name in PLANS else name] = item
+    return out
+
+
+def merge_behaviours(base: str, own: str) -> str:
+    """``base`` with ``own`` on top: an item of ``own`` replaces what ``base`` says of the
+    same thing (its plan, or a modifier of the same name). Validation is
+    :func:`parse_behaviours`'s."""
+    return ",".join({**_entries(base), **_entries(own)}.values())
+
+
 def _behaviour_number(name: str, value: str, given: bool) -> float:
     try:
         number = float(value) if given else float("nan")

@@ -34,16 +34,18 @@ REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
 
 
-def selftest_in_fresh_home(base: Path, agent: str, binary: Path, timeout_s: float) -> dict:
-    """``harness selftest --agent AGENT`` on the tiny fixture at concurrency 3, with HOME and
-    TMPDIR pointed at fresh dirs; what it printed, those dirs, and any process of the run
-    still alive afterwards."""
+def selftest_in_fresh_home(
+    base: Path, agent: str, binary: Path, timeout_s: float, fixture: str = str(TINY)
+) -> dict:
+    """``harness selftest --agent AGENT`` on ``fixture`` (default: the tiny one) at
+    concurrency 3, with HOME and TMPDIR pointed at fresh dirs; what it printed, those dirs,
+    and any process of the run still alive afterwards."""
     home, tmp, runs = base / "home", base / "tmp", base / "runs"
     for d in (home, tmp):
         d.mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "harness", "selftest", "--agent", agent,
-         "--agent-bin", str(binary), "--fixture", str(TINY),
+         "--agent-bin", str(binary), "--fixture", fixture,
          "--concurrency", "3", "--runs-dir", str(runs)],
         cwd=REPO, env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp)},
         capture_output=True, text=True, timeout=timeout_s, check=False,

@@ -17,6 +17,7 @@ produce :class:`scorers.records.RunEvidence`; the rules never change.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -102,6 +103,21 @@ class Collected:
     record: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: A model selector: ``PROVIDER/MODEL``. No whitespace, and no ``:``, which separates the
+#: parts of an item key (``fixture:model:trial``); neither part empty or starting with ``-``
+#: (it would read as an option).
+MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9_.][^\s:]*")
+
+
+def check_model_syntax(model: str) -> None:
+    """Refuse a ``--model`` that is not ``PROVIDER/MODEL`` (UsageError naming it)."""
+    if not MODEL_PATTERN.fullmatch(model):
+        raise UsageError(
+            f"--model {model!r}: expected PROVIDER/MODEL (e.g. anthropic/claude-sonnet-4-5): "
+            "letters, digits, '.', '_' or '-' before the '/', no spaces and no ':' anywhere"
+        )
+
+
 class AgentAdapter(ABC):
     """One kind of agent: how to launch it, end it, collect and score what it left.
 
@@ -125,6 +141,8 @@ class AgentAdapter(ABC):
     #: The longest Unix socket path the agent binds below its workdir (relative to it): the
     #: workdir is placed where that path fits the kernel's 108-byte limit. None: no socket.
     longest_socket: ClassVar[str | None] = None
+    #: One sentence on getting the agent's binary, printed when it is missing.
+    install_hint: ClassVar[str] = ""
 
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
         if options and not self.takes_options:
@@ -146,6 +164,15 @@ class AgentAdapter(ABC):
         """Models used when ``--model`` is not given (a real agent has none)."""
         return ()
 
+    def check_model(self, model: str) -> None:
+        """Refuse a model this agent cannot run, before anything runs (UsageError)."""
+        check_model_syntax(model)
+
+    def client_model(self, model: str) -> str:
+        """The model name the agent's own command line takes for ``--model`` ``model``
+        (default: as given)."""
+        return model
+
     def task_text(self, fixture: Fixture) -> str:
         """The prompt this agent gets for ``fixture``: its ``task.<name>.txt`` if the
         fixture has one, else ``task.txt`` (written for prime-agent's tools). An adapter
@@ -159,11 +186,6 @@ class AgentAdapter(ABC):
         configuration needs into ``home`` (its credentials source for the run) and return
         the environment variables it needs. Agents without a model API refuse."""
         raise UsageError(f"{self.name} talks to no model server")
-
-    def scripted_model(self, provider: str, script: str) -> str:
-        """The model selector that makes a scripted model server play ``script`` for this
-        agent (``selftest``); by default the bare script name."""
-        return script
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail)."""

@@ -31,6 +31,7 @@ def compare_cmd(
     runs_dir: Path,
 ) -> None:
     """Compare CANDIDATE against BASELINE (run dirs, report.json files, or 'latest')."""
+    from harness.model.comparison import BaselineRun
     from harness.model.report import load_report
     from harness.report.markdown import comparison_markdown
     from harness.runs.catalog import resolve_run
@@ -38,7 +39,8 @@ def compare_cmd(
 
     baseline, candidate = resolve_run(baseline, runs_dir), resolve_run(candidate, runs_dir)
     base, cand = load_report(baseline), load_report(candidate)
-    result = compare(base.items, cand.items, threshold, str(baseline))
+    run = BaselineRun(base.run_id, base.options.agent, base.options.models, base.created_at)
+    result = compare(base.items, cand.items, threshold, str(baseline), run)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:

@@ -10,8 +10,8 @@ import click
 from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 from harness.errors import EXIT_USAGE
-from harness.fixtures import TASK_NAME, list_fixtures, resolve_fixture, validate_fixture
-from harness.fixtures.lookup import fixtures_root
+from harness.fixtures import TASK_NAME, validate_fixture
+from harness.fixtures.lookup import all_fixtures, find_fixture, fixture_roots
 from harness.fixtures.scaffold import fixture_warnings, new_fixture, regenerated_task
 
 
@@ -24,10 +24,11 @@ def fixtures_group() -> None:
 @fixtures_dir_option
 @translate_errors
 def list_cmd(fixtures_dir: Path | None) -> None:
-    """List the fixtures (with the first problem of an invalid one)."""
-    root = fixtures_root(fixtures_dir)
-    click.echo(f"fixtures in {root}:", err=True)
-    for s in list_fixtures(root):
+    """List the fixtures of every folder names are looked up in (with the first problem of
+    an invalid one)."""
+    roots = fixture_roots(fixtures_dir)
+    click.echo("fixtures in " + ", then ".join(str(r) for r in roots) + ":", err=True)
+    for s in all_fixtures(roots):
         state = "ok" if s.valid else "INVALID"
         click.echo(
             f"{s.name:<24} {s.shard_count:>3} shards  {s.artifact or '-':<20} {state}  {s.path}"
@@ -47,8 +48,8 @@ def validate_cmd(paths: tuple[str, ...], fixtures_dir: Path | None) -> None:
     Warnings (e.g. task.txt stating a shard count the manifest does not have) are printed
     but do not change the exit code.
     """
-    root = fixtures_root(fixtures_dir)
-    targets = [resolve_fixture(p, root) for p in paths] or [s.path for s in list_fixtures(root)]
+    roots = fixture_roots(fixtures_dir)
+    targets = [find_fixture(p, roots) for p in paths] or [s.path for s in all_fixtures(roots)]
     bad = 0
     for path in targets:
         problems = validate_fixture(Path(path))
@@ -73,15 +74,17 @@ def validate_cmd(paths: tuple[str, ...], fixtures_dir: Path | None) -> None:
     help="Fixture to copy (its shards, answer key and prompt).",
 )
 @fixtures_dir_option
+@click.pass_context
 @translate_errors
-def new_cmd(name: str, source: str, fixtures_dir: Path | None) -> None:
+def new_cmd(ctx: click.Context, /, name: str, source: str, fixtures_dir: Path | None) -> None:
     """Scaffold fixture NAME in the fixtures folder as a renamed copy of another fixture."""
     root = fixtures_dir or Path("fixtures")
     made = new_fixture(name, source, root)
+    prog = ctx.find_root().info_name or "python -m harness"
     click.echo(f"created {made.path} from {made.source}")
     click.echo(
         "next: edit shards/ and fixture.json, then "
-        f"`fixtures task {made.path} --write` and `fixtures validate {made.path}`"
+        f"`{prog} fixtures task {made.path} --write` and `{prog} fixtures validate {made.path}`"
     )
 
 

@@ -63,8 +63,8 @@ def fixtures_dir_option(func: F) -> F:
         "--fixtures-dir",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help="Folder of fixtures that names are looked up in [default: ./fixtures if it "
-        "exists, else the fixtures bundled with the harness].",
+        help="Folder of your own fixtures, where names are looked up before the fixtures "
+        "bundled with the harness [default: ./fixtures, when it holds a fixture].",
     )(func)
 
 

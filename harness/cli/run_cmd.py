@@ -16,6 +16,7 @@ from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 from harness.cli.params import RunDirType, fail_on_option, runs_dir_option, threshold_option
 from harness.errors import UsageError
+from harness.plan import MAX_CONCURRENCY
 
 if TYPE_CHECKING:
     from harness.model.report import RunOptions
@@ -74,7 +75,8 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     "--concurrency",
     default=1,
     type=int,
-    help="Agents running at once (1 = serial); clean-up and scoring overlap the next agent.",
+    help=f"Agents running at once (1 = serial, at most {MAX_CONCURRENCY}); clean-up and "
+    "scoring overlap the next agent.",
 )
 @option(
     "--provider-cap",
@@ -135,7 +137,7 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
     # Imported here so that `--help` and the other commands start fast.
     from harness.agents import parse_agent
-    from harness.fixtures.lookup import fixtures_root
+    from harness.fixtures.lookup import fixture_roots
     from harness.plan import ExecutorSettings, RunConfig
     from harness.report.console import summary_text
     from harness.report.progress import Progress
@@ -149,7 +151,7 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     if options["baseline"] is not None:
         options["baseline"] = resolve_run(options["baseline"], options["runs_dir"])
     config = RunConfig(
-        fixtures_root=fixtures_root(options["fixtures_dir"]),
+        fixtures_roots=fixture_roots(options["fixtures_dir"]),
         fixtures=tuple(options["fixtures"]),
         models=tuple(options["models"]),
         agent=parse_agent(options["agent"], options["agent_bin"], options["seed"]),
@@ -169,7 +171,7 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         ),
     )
     if options["dry_run"]:
-        from harness.run.dryrun import dry_run
+        from harness.run.preflight import dry_run
 
         plan = dry_run(config, resume)
         click.echo("\n".join(plan.lines()))

@@ -23,9 +23,8 @@ from harness.cli.options import fixtures_dir_option, option
 @translate_errors
 def score_cmd(item_dir: Path, fixture: str | None, fixtures_dir: Path | None) -> None:
     """Re-score ITEM_DIR (a run's items/<key>/) and print the item JSON."""
-    from harness.fixtures import resolve_fixture
-    from harness.fixtures.lookup import fixtures_root
+    from harness.fixtures.lookup import find_fixture, fixture_roots
     from harness.item.scoring import rescore_item
 
-    path = resolve_fixture(fixture, fixtures_root(fixtures_dir)) if fixture else None
+    path = find_fixture(fixture, fixture_roots(fixtures_dir)) if fixture else None
     click.echo(json.dumps(rescore_item(item_dir, path).to_dict(), indent=2))

@@ -43,6 +43,7 @@ from harness.errors import ExecutorError, UsageError
 from harness.executors.base import Executor
 from harness.files import write_json_atomic
 from harness.fixtures import SHARDS_DIR
+from harness.item.leftovers import stamp_dir
 from harness.item.lifecycle import ItemOptions, Slot, run_item
 from harness.item.processes import become_subreaper, reap_orphans, terminate
 from harness.item.scoring import facts_from_meta, make_result, score_bundle
@@ -89,6 +90,10 @@ def _run_on_node(work: WorkItem, opts: ItemOptions, fixture_tar: bytes) -> tuple
     """
     become_subreaper()  # a detached daemon of the agent stays in this worker's tree
     scratch = Path(tempfile.mkdtemp(prefix=NODE_TMP_PREFIX))
+    # Owned by this worker process: a task killed mid-item (a forced cancel, a lost node)
+    # never reaches the clean-up below, and `clean` (or the next run) removes the dir once
+    # its owner is gone.
+    stamp_dir(scratch, opts.token_prefix.partition("@")[0])
     try:
         fixture_dir = scratch / "fixture"
         _untar(fixture_tar, fixture_dir)

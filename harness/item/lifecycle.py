@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from harness import __version__
 from harness.agents.base import AgentAdapter, ItemSpec
 from harness.agents.env import secret_values
-from harness.errors import HarnessError
+from harness.errors import HarnessError, NotStarted
 from harness.files import write_json_atomic
 from harness.item.leftovers import stamp_dir
 from harness.item.processes import ProcessResult, ProcessTracker, run_process
@@ -32,10 +32,6 @@ from harness.plan import WorkItem
 #: within milliseconds; give them this long before anything still running is counted as a
 #: process the harness had to kill.
 STOP_EXIT_WAIT_S = 1.0
-
-
-class NotStarted(Exception):
-    """The run was stopped before this item got a slot: it is reported as not started."""
 
 
 class Slot(Protocol):

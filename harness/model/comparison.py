@@ -101,10 +101,22 @@ class Gate(Record):
 
 
 @dataclass(frozen=True)
+class BaselineRun(Record):
+    """Which run the candidate was compared with, as a person identifies it."""
+
+    run_id: str
+    agent: str
+    models: tuple[str, ...]
+    created_at: str
+
+
+@dataclass(frozen=True)
 class Comparison(Record):
     """The ``comparison`` object of a candidate report."""
 
     baseline: str
+    #: The baseline run (None when its report could not be read: ``error`` says why).
+    baseline_run: BaselineRun | None
     threshold: float
     fixtures: tuple[FixtureComparison, ...]
     overall: OverallComparison

@@ -74,6 +74,7 @@ def _checks(item: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "failing": c.get("failing", []),
                 "reason": c.get("reason"),
                 "details": {},
+                "signatures": [] if c.get("passed") else list(c.get("failing") or ["failed"]),
             }
             for c in item["checks"]
             if isinstance(c, dict)
@@ -87,7 +88,14 @@ def _checks(item: Mapping[str, Any]) -> list[dict[str, Any]]:
         reason = next((r for r in reasons if r.startswith(f"{name}:")), None)
         failing = [] if passed else _failing_v2(name, item)
         checks.append(
-            {"name": name, "passed": passed, "failing": failing, "reason": reason, "details": {}}
+            {
+                "name": name,
+                "passed": passed,
+                "failing": failing,
+                "reason": reason,
+                "details": {},
+                "signatures": [] if passed else (failing or ["failed"]),
+            }
         )
     return checks
 
@@ -127,7 +135,13 @@ def _summary(entry: Mapping[str, Any]) -> dict[str, Any]:
 def _comparison(cmp: Mapping[str, Any]) -> dict[str, Any]:
     fixtures = [{**f, "criteria": _renamed(f.get("criteria") or {})} for f in cmp["fixtures"]]
     overall = {**cmp["overall"], "criteria": _renamed(cmp["overall"].get("criteria") or {})}
-    return {**cmp, "fixtures": fixtures, "overall": overall, "schema_version": 2}
+    return {
+        **cmp,
+        "fixtures": fixtures,
+        "overall": overall,
+        "baseline_run": None,
+        "schema_version": 2,
+    }
 
 
 def _options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -139,6 +153,7 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
         "agent_kind": options.get("agent_kind") or "",
         "agent_options": options.get("agent_options") or "",
         "agent_bin": options.get("agent_bin"),
+        "agent_version": options.get("agent_version"),
         "models": options.get("models", []),
         "agent": options.get("agent") or "",
         "seed": options.get("seed", 0),
@@ -183,6 +198,7 @@ def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
         started_at=data.get("started_at") or "",
         duration_s=data.get("duration_s"),
         notes=notes,
+        triage=[],
     )
     out.setdefault("interrupted", False)
     out.setdefault("created_at", "")

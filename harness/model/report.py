@@ -18,7 +18,7 @@ from harness.errors import BundleError
 from harness.model.comparison import Comparison
 from harness.model.item import ItemResult
 from harness.model.record import Record
-from harness.model.summary import FixtureSummary, ModelOverall
+from harness.model.summary import FailureGroup, FixtureSummary, ModelOverall
 from scorers.criteria import criterion_names
 
 #: 1: items only. 2: summary, overall, comparison, interrupted. 3: stratified overall rate
@@ -41,6 +41,8 @@ class RunOptions(Record):
     agent_kind: str
     agent_options: str
     agent_bin: str | None
+    #: What the agent's binary said to ``--version`` (None: a stand-in, or not recorded).
+    agent_version: str | None
     models: tuple[str, ...]
     agent: str
     seed: int
@@ -63,6 +65,8 @@ class RunReport(Record):
     summary: tuple[FixtureSummary, ...]
     overall: tuple[ModelOverall, ...]
     options: RunOptions
+    #: Unresolved and errored items grouped by how they failed, largest group first.
+    triage: tuple[FailureGroup, ...] = ()
     comparison: Comparison | None = None
     not_started: tuple[str, ...] = ()
     created_at: str = ""

@@ -99,3 +99,18 @@ class ModelOverall(Record):
     method: str
     resolved: int
     random_fixtures: FixturesAsSample | None
+
+
+@dataclass(frozen=True)
+class FailureGroup(Record):
+    """Items that failed the same way: a criterion and a failure kind stable across trials
+    (``coverage`` / ``events-03 wrong``), or ``error`` and the cause of an item that could
+    not run. ``keys`` are the items', in run order."""
+
+    criterion: str
+    signature: str
+    keys: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.criterion}: {self.signature} ×{len(self.keys)}"

@@ -4,7 +4,13 @@ number never reads two ways."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from harness.model.comparison import Comparison
 from harness.model.item import ItemResult
+
+if TYPE_CHECKING:
+    from harness.model.report import RunReport
 from harness.model.record import Interval
 
 
@@ -39,6 +45,32 @@ def format_duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 error``, ``2 errors`` (``words`` for an irregular plural)."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
+def format_when(stamp: str) -> str:
+    """An ISO-8601 time as people read it: ``2026-12-01 15:24 UTC`` (``?`` if unreadable)."""
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp or "?"
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.UTC)
+    return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def baseline_label(cmp: Comparison) -> str:
+    """The baseline as a person identifies it: run id, agent and date (else its path)."""
+    run = cmp.baseline_run
+    if run is None:
+        return cmp.baseline
+    return f"run {run.run_id} ({run.agent}, {format_when(run.created_at)})"
 
 
 def _timed_out(item: ItemResult) -> str:
@@ -78,3 +110,24 @@ def item_reasons(item: ItemResult) -> list[str]:
         return [str(item.facts.error)]
     head = [_timed_out(item)] if item.facts.timed_out else []
     return [*head, *item.score.failures]
+
+
+def verdict_line(report: RunReport) -> str:
+    """The run's verdict in one line, the first thing every report says: resolved or not,
+    then (with a baseline) the comparison's verdict and whether the gate passes."""
+    total = len(report.items)
+    unresolved, errors = report.count("unresolved"), report.count("error")
+    if report.resolved:
+        head = f"RESOLVED: all {plural(total, 'item')} resolved"
+    elif report.interrupted or report.not_started:
+        head = f"INTERRUPTED: {report.count('resolved')} of {total} items resolved"
+    else:
+        parts = [f"{unresolved} unresolved"] if unresolved else []
+        parts += [plural(errors, "error")] if errors else []
+        head = f"NOT RESOLVED: {', '.join(parts) or 'nothing ran'} of {plural(total, 'item')}"
+    cmp = report.comparison
+    if cmp is None:
+        return head
+    o = cmp.overall
+    gate = "gate passes" if cmp.gate.passed else "gate FAILS: " + "; ".join(cmp.gate.reasons)
+    return f"{head}; vs baseline: {o.verdict} ({format_pp(o.delta)}); {gate}"

@@ -9,8 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.model.report import RunReport
-from harness.model.text import format_ci, format_ci_pp, format_pct, format_pp
+from harness.model.text import format_ci, format_ci_pp, format_pct, format_pp, plural
 from scorers.criteria import criterion_names
+
+#: Failure groups named on the console; report.md lists them all.
+TRIAGE_SHOWN = 5
 
 
 def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
@@ -24,8 +27,16 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
         ]
         lines.append(
             f"{s.fixture} x {s.model}: {s.resolved}/{s.n} resolved ({format_pct(s.rate, 0)}{ci}), "
-            f"{s.n - s.resolved} unresolved, {s.errors} errors"
+            f"{s.n - s.resolved} unresolved, {plural(s.errors, 'error')}"
             + (f"; failed criteria: {', '.join(failing)}" if failing else "")
+        )
+    if report.triage:
+        shown = report.triage[:TRIAGE_SHOWN]
+        more = len(report.triage) - len(shown)
+        lines.append(
+            "how items failed: "
+            + "; ".join(g.label for g in shown)
+            + (f"; +{more} more in report.md" if more > 0 else "")
         )
     cmp = report.comparison
     if cmp is not None:

@@ -10,12 +10,16 @@ from harness.model.comparison import Comparison
 from harness.model.report import RunReport
 from harness.model.summary import FixtureSummary
 from harness.model.text import (
+    baseline_label,
     format_ci,
     format_ci_pp,
     format_duration,
     format_pct,
     format_pp,
+    format_when,
     item_reasons,
+    plural,
+    verdict_line,
 )
 from scorers.criteria import criterion_names
 
@@ -26,11 +30,12 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     lines = [
         f"# swarm-harness run {report.run_id}",
         "",
+        f"**{verdict_line(report)}**",
+        "",
         *_header(report),
         f"- items: {len(report.items)} ({report.count('resolved')} resolved, "
-        f"{report.count('unresolved')} unresolved, {report.count('error')} errors)"
+        f"{report.count('unresolved')} unresolved, {plural(report.count('error'), 'error')})"
         + (" — INTERRUPTED" if report.interrupted else ""),
-        f"- resolved overall: {'yes' if report.resolved else 'no'}",
     ]
     if report.not_started:
         lines.append(
@@ -39,7 +44,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     for o in report.overall:
         lines.append(
             f"- {o.model}: {format_pct(o.rate)} resolved, 95% CI {format_ci(o.ci)} "
-            f"(mean over {o.strata} fixtures, n={o.n})"
+            f"(mean over {plural(o.strata, 'fixture')}, n={o.n})"
         )
     lines.extend(f"- note: {note}" for note in report.notes)
     names = criterion_names()
@@ -62,6 +67,18 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         )
     if report.comparison is not None:
         lines += comparison_markdown(report.comparison)
+    if report.triage:
+        lines += [
+            "",
+            "## How items failed",
+            "",
+            "| criterion | what | items | e.g. |",
+            "|---|---|---|---|",
+        ]
+        for group in report.triage:
+            lines.append(
+                f"| {group.criterion} | {group.signature} | {len(group.keys)} | `{group.keys[0]}` |"
+            )
     lines += _pass_at_k(report.summary)
     bad = [i for i in report.items if i.status != "resolved"]
     if bad:
@@ -81,13 +98,14 @@ def _header(report: RunReport) -> list[str]:
     opts = report.options
     kind, _, behaviour = opts.agent.partition(":")
     models = ", ".join(opts.models) or "?"
-    when = (report.started_at or report.created_at or "?")[:19].replace("T", " ")
+    when = format_when(report.started_at or report.created_at)
     took = "?" if report.duration_s is None else format_duration(report.duration_s)
+    version = f" ({opts.agent_version})" if opts.agent_version else ""
     return [
-        f"- agent: {kind if behaviour else opts.agent}"
+        f"- agent: {kind if behaviour else opts.agent}{version}"
         + (f", behaviour: {behaviour}" if behaviour else ""),
         f"- models: {models}; trials: {opts.trials}; seed: {opts.seed}",
-        f"- date: {when} UTC; duration: {took}",
+        f"- date: {when}; duration: {took}",
     ]
 
 
@@ -112,7 +130,7 @@ def _pass_at_k(summary: Sequence[FixtureSummary]) -> list[str]:
 
 def comparison_markdown(cmp: Comparison) -> list[str]:
     o = cmp.overall
-    lines = ["", f"## Comparison with {cmp.baseline}", ""]
+    lines = ["", f"## Comparison with {baseline_label(cmp)}", "", f"Baseline: `{cmp.baseline}`", ""]
     if cmp.error:
         lines.append(f"Comparison failed: {cmp.error}")
     lines.append(

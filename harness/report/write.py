@@ -38,7 +38,7 @@ def item_stories(run_dir: Path, report: RunReport) -> dict[str, ItemStory]:
 
 def write_html(run_dir: Path, report: RunReport, target: Path | None = None) -> Path:
     """Write the report page (default ``report.html`` in ``run_dir``); its path."""
-    from harness.report.html import HTML_FILE, render_html  # plotly only to render
+    from harness.report.html import HTML_FILE, render_html
 
     target = target or run_dir / HTML_FILE
     page = render_html(report, run_dir, item_stories(run_dir, report), target.parent)

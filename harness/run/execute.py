@@ -41,6 +41,7 @@ from harness.plan import (
     plan_identity,
 )
 from harness.report.progress import Progress
+from harness.run.preflight import require_agent
 from harness.run.scheduler import Scheduler, provider_of
 from harness.runs.catalog import RUN_FILE, owner_record
 from harness.runs.lock import hold_run_dir
@@ -145,6 +146,7 @@ def execute_run(
     fixtures = load_fixtures(config)
     plan = build_plan(fixtures, effective_models(config), config.trials)
     identity = plan_identity(config, fixtures)
+    agent = require_agent(config.agent)  # a run that could only error is refused here
     cleanup = clean_leftovers()  # what a harness killed earlier left behind (never a live run's)
     if cleanup.anything and progress is not None:
         progress.note(cleanup.summary())
@@ -155,17 +157,20 @@ def execute_run(
         with hold_run_dir(run_dir):  # a second process on the same run dir is refused
             kept = _load_previous(run_dir, identity) if resume is not None else {}
             return _execute_locked(
-                config, fixtures, plan, identity, run_dir, kept, progress, executor
+                config, fixtures, plan, identity, run_dir, kept, progress, executor, agent.version
             )
 
 
-def run_options(config: RunConfig, fixtures: list[Fixture]) -> RunOptions:
+def run_options(
+    config: RunConfig, fixtures: list[Fixture], agent_version: str | None = None
+) -> RunOptions:
     return RunOptions(
         fixtures=config.fixtures,
         fixture_paths=tuple(str(fx.path) for fx in fixtures),
         agent_kind=config.agent.name,
         agent_options=config.agent.options,
         agent_bin=config.agent.binary,
+        agent_version=agent_version,
         models=effective_models(config),
         agent=config.agent.label(),
         seed=config.agent.seed,
@@ -190,11 +195,12 @@ def _execute_locked(
     kept: dict[str, ItemResult],
     progress: Progress | None,
     executor: Executor,
+    agent_version: str | None,
 ) -> RunOutcome:
     run_id = run_dir.name
     started = dt.datetime.now(dt.UTC)
     items_dir = run_dir / "items"
-    options = run_options(config, fixtures)
+    options = run_options(config, fixtures, agent_version)
     write_json_atomic(
         run_dir / RUN_FILE,
         {
@@ -244,7 +250,7 @@ def _execute_locked(
     with templates, _stop_on_signals(scheduler) as received:
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
-    # The statistics and renderers (numpy, scipy, plotly) load when the items are done, not
+    # The statistics and renderers (numpy, scipy) load when the items are done, not
     # before the first item starts.
     from harness.report.write import write_report
     from harness.stats.build import build_report

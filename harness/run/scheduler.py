@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from harness.item.lifecycle import NotStarted
+from harness.errors import NotStarted
 
 #: Items allowed to prepare (build their workspace) while every slot is busy, at most. Up to
 #: a whole next wave is kept ready so that a freed slot never waits on a workspace build;

@@ -7,11 +7,12 @@ import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.model.comparison import DEFAULT_THRESHOLD, Comparison
+from harness.model.comparison import DEFAULT_THRESHOLD, BaselineRun, Comparison
 from harness.model.item import ItemResult
 from harness.model.report import RunOptions, RunReport, load_report
 from harness.stats.compare import compare, failed_comparison
 from harness.stats.summaries import overall, summarize
+from harness.stats.triage import triage
 
 
 def item_order(item: ItemResult) -> tuple[str, str, int]:
@@ -39,6 +40,7 @@ def build_report(
         summary=tuple(summarize(items)),
         overall=tuple(overall(items)),
         options=options,
+        triage=triage(items),
         comparison=None if baseline is None else safe_compare(baseline, items, threshold),
         not_started=tuple(not_started),
         created_at=now.isoformat(),
@@ -51,6 +53,10 @@ def safe_compare(baseline: Path, items: Sequence[ItemResult], threshold: float) 
     """Compare against ``baseline``; any failure becomes a comparison that fails the gate,
     so a broken baseline never costs the run its report."""
     try:
-        return compare(load_report(baseline).items, items, threshold, str(baseline))
+        report = load_report(baseline)
+        run = BaselineRun(
+            report.run_id, report.options.agent, report.options.models, report.created_at
+        )
+        return compare(report.items, items, threshold, str(baseline), run)
     except Exception as exc:  # the report must be written whatever went wrong
         return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.model.comparison import (
+    BaselineRun,
     Comparison,
     DiffAsSample,
     FixtureComparison,
@@ -122,7 +123,13 @@ def _missing(
     return tuple(out)
 
 
-def compare(baseline: Items, candidate: Items, threshold: float, baseline_label: str) -> Comparison:
+def compare(
+    baseline: Items,
+    candidate: Items,
+    threshold: float,
+    baseline_label: str,
+    baseline_run: BaselineRun | None = None,
+) -> Comparison:
     """The ``comparison`` object of a candidate report (fields documented in README)."""
     base_models = {i.model for i in baseline}
     cand_models = {i.model for i in candidate}
@@ -146,6 +153,7 @@ def compare(baseline: Items, candidate: Items, threshold: float, baseline_label:
     return _with_gate(
         Comparison(
             baseline=baseline_label,
+            baseline_run=baseline_run,
             threshold=threshold,
             fixtures=fixtures,
             overall=overall,
@@ -267,6 +275,7 @@ def failed_comparison(baseline_label: str, threshold: float, error: str) -> Comp
     return _with_gate(
         Comparison(
             baseline=baseline_label,
+            baseline_run=None,
             threshold=threshold,
             fixtures=(),
             overall=_overall([], [], [], threshold),

@@ -33,8 +33,8 @@ CHROMIUM_FLAGS = (
     "--disable-dev-shm-usage",
     "--remote-debugging-pipe",
 )
-#: Seconds one protocol reply (or the page's ready flag) may take; a 5 MB page with
-#: plotly.js parses in about a second here, on 2 shared cores.
+#: Seconds one protocol reply (or the page's ready flag) may take: generous for a browser
+#: starting on 2 loaded cores.
 REPLY_TIMEOUT_S = 60.0
 
 _TRAMPOLINE = (
@@ -149,9 +149,9 @@ class Browser:
                 raise TimeoutError(f"never true: {condition}; errors: {self.errors}")
             time.sleep(0.2)
 
-    def screenshot(self, path: Path) -> bytes:
-        """A PNG of the whole page (not only the viewport)."""
-        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+    def screenshot(self, path: Path, whole: bool = True) -> bytes:
+        """A PNG of the whole page, or (``whole=False``) of what the window shows first."""
+        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=whole)
         png = base64.b64decode(data["data"])
         path.write_bytes(png)
         return png

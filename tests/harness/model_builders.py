@@ -92,6 +92,7 @@ def make_options(**changes: Any) -> RunOptions:
         agent_kind="sim",
         agent_options="honest",
         agent_bin=None,
+        agent_version=None,
         models=("p/m",),
         agent="sim:honest",
         seed=0,

@@ -111,6 +111,14 @@ class Cluster:
                         mine.setdefault(child.pid, child)
         return list(mine.values())
 
+    def on_worker(self, procs: list[psutil.Process]) -> bool:
+        """Whether any of ``procs`` runs below the worker node's raylet (an item there)."""
+        below: set[int] = set()
+        for pid in self.worker_raylets:
+            with contextlib.suppress(psutil.Error):
+                below |= {p.pid for p in psutil.Process(pid).children(recursive=True)}
+        return any(p.pid in below for p in procs)
+
     def kill_worker_node(self) -> None:
         """Node loss: SIGKILL the worker's raylet and every process below it at once, as a
         machine that dies would (a worker process left alive could still hand its task's

@@ -69,9 +69,10 @@ def test_missing_agent_binary_exits_3(tmp_path: Path) -> None:
         "--runs-dir",
         str(tmp_path),
     )
-    assert proc.returncode == 3
-    assert "not found" in proc.stderr  # the item's line, printed once, as it finished
-    assert "not found" not in proc.stdout and "0 unresolved, 1 errors" in proc.stdout
+    assert proc.returncode == 3 and proc.stdout == ""
+    (line,) = proc.stderr.strip().splitlines()  # refused before a run dir exists
+    assert "not found" in line and "--agent-bin" in line
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(
@@ -204,7 +205,11 @@ def _sim_run_dir(tmp_path: Path, name: str, behaviour: str, trials: int = 4) -> 
 def test_report_renders_md_json_and_junit(tmp_path: Path) -> None:
     run_dir = _sim_run_dir(tmp_path, "r", "wrong-answer", trials=2)
     md = CliRunner().invoke(cli, ["report", str(run_dir)])
-    assert md.exit_code == 0 and "## Per fixture" in md.output and "tiny:sim/oracle:1" in md.output
+    assert (
+        md.exit_code == 0
+        and "## Per fixture" in md.output
+        and "tiny:sim/wrong-answer:1" in md.output
+    )
     js = CliRunner().invoke(cli, ["report", str(run_dir / "report.json"), "--format", "json"])
     assert json.loads(js.output)["run_id"] == run_dir.name
     junit = CliRunner().invoke(cli, ["report", str(run_dir), "--format", "junit"])
@@ -240,7 +245,7 @@ def test_fixture_all_refuses_a_broken_fixture(tmp_path: Path) -> None:
     shutil.copytree(TINY, root / "broken")
     (root / "broken" / "shards" / "shard-b.txt").unlink()
     config = RunConfig(
-        fixtures=("all",), models=(), agent=parse_agent("sim", "x"), fixtures_root=root
+        fixtures=("all",), models=(), agent=parse_agent("sim"), fixtures_roots=(root,)
     )
     from harness.errors import FixtureError
 

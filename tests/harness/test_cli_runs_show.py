@@ -58,13 +58,13 @@ def test_runs_list_empty(tmp_path: Path) -> None:
 
 
 def test_show_by_key_in_latest_and_by_item_dir(runs_dir: Path) -> None:
-    code, out = invoke("show", "tiny:sim/oracle:1", "--runs-dir", str(runs_dir))
+    code, out = invoke("show", "tiny:sim/wrong-answer:1", "--runs-dir", str(runs_dir))
     assert code == 0, out
-    assert out.startswith("tiny:sim/oracle:1: unresolved")
+    assert out.startswith("tiny:sim/wrong-answer:1: unresolved")
     assert "WRONG" in out and "receipts: reply" in out and "spawn" in out and "result.json" in out
     _, latest = _oldest_and_latest(runs_dir)
-    code, out = invoke("show", str(latest / "items" / "tiny__sim_oracle__2"))
-    assert code == 0 and out.startswith("tiny:sim/oracle:2: unresolved")
+    code, out = invoke("show", str(latest / "items" / "tiny__sim_wrong-answer__2"))
+    assert code == 0 and out.startswith("tiny:sim/wrong-answer:2: unresolved")
 
 
 def test_show_unknown_key_is_one_line_exit_2(runs_dir: Path) -> None:

@@ -49,6 +49,7 @@ def _options() -> RunOptions:
         agent_kind="sim",
         agent_options="",
         agent_bin=None,
+        agent_version=None,
         models=("m",),
         agent="sim",
         seed=0,
@@ -73,7 +74,7 @@ def test_every_report_part_follows_the_registry(registry_plus_one: None, tmp_pat
     assert "tidiness" in cmp.fixtures[0].criteria and "tidiness" in cmp.overall.criteria
     schema = report_schema()
     assert "tidiness" in schema["$defs"]["fixture_summary"]["properties"]["criteria"]["required"]
-    report = RunReport("r", False, tuple(items), (summary,), (), _options(), cmp)
+    report = RunReport("r", False, tuple(items), (summary,), (), _options(), comparison=cmp)
     validate_report(report.to_dict())
     md = render_markdown(report, tmp_path)
     assert "| tidiness |" in md

@@ -119,9 +119,9 @@ def test_a_fixture_missing_from_the_candidate_fails_the_gate(
         "regression",
     )
     assert proc.returncode == 1
-    assert "missing in the candidate: tiny-b:sim/oracle (not run by the candidate)" in proc.stdout
+    assert "missing in the candidate: tiny-b:sim/honest (not run by the candidate)" in proc.stdout
     md = (_run_dir(tmp_path / "cand") / "report.md").read_text()
-    assert "Missing in the candidate: tiny-b:sim/oracle" in md and "FAILS" in md
+    assert "Missing in the candidate: tiny-b:sim/honest" in md and "FAILS" in md
 
 
 def test_an_all_errored_candidate_fails_the_gate(tmp_path: Path, two_fixtures: list[str]) -> None:

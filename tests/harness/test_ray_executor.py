@@ -31,10 +31,24 @@ SLOW_S = 30
 STOP_TIMEOUT_S = 90
 
 
+def node_dirs() -> set[Path]:
+    """The executor's per-item scratch dirs on this machine's nodes."""
+    from harness.executors.ray import NODE_TMP_PREFIX
+    from harness.item.leftovers import temp_roots
+
+    return {p for root in temp_roots() for p in root.glob(NODE_TMP_PREFIX + "*")}
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
+    before = node_dirs()
     with local_cluster() as started:
         yield started
+    # Items cancelled by force or lost with their node never clean up after themselves;
+    # their dirs name their (now dead) owner, and the clean-up every run starts with (and
+    # `clean`) removes them: the tier leaves nothing behind.
+    subprocess.run([sys.executable, "-m", "harness", "clean"], cwd=REPO, check=True, timeout=120)
+    assert node_dirs() - before == set()
 
 
 def harness(cluster: Cluster, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
@@ -131,7 +145,10 @@ def test_node_loss_errors_its_item_siblings_go_on_resume_reruns(
     proc = harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim:slow=6",
                    "--trials", "2", "--concurrency", "2")  # fmt: skip
     runs = tmp_path / "runs"
-    wait_for(lambda: runs.is_dir() and len(token_processes(runs)) >= 2, timeout=120)
+    # The worker's item must still be running when its node dies: wait until an item's
+    # process runs there (a process count alone could be two processes of the head's item,
+    # the worker's not yet started, and then both items ran on the head: issue 20).
+    wait_for(lambda: runs.is_dir() and cluster.on_worker(token_processes(runs)), timeout=120)
     cluster.kill_worker_node()
     code, report, err = finish(proc)
     statuses = sorted(i["status"] for i in report["items"])

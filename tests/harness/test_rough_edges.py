@@ -84,9 +84,9 @@ def test_a_sim_run_never_carries_a_real_model_name(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 2 and "simulated agent calls no model" in err
     code, out, _ = invoke(
-        "run", "--fixture", str(TINY), "--agent", "sim", "--model", "sim/a", "--dry-run"
+        "run", "--fixture", str(TINY), "--agent", "sim", "--model", "sim/no-spawn", "--dry-run"
     )
-    assert code == 0 and "tiny:sim/a:1" in out
+    assert code == 0 and "tiny:sim/no-spawn:1" in out
 
 
 def test_dry_run_prints_the_plan_and_checks_the_binary(tmp_path: Path) -> None:
@@ -166,14 +166,35 @@ def test_task_txt_stating_another_shard_count_warns(tmp_path: Path) -> None:
 
 def test_fixtures_dir_and_the_working_directory(tmp_path: Path) -> None:
     from harness.fixtures import FIXTURES_ROOT
-    from harness.fixtures.lookup import fixtures_root
+    from harness.fixtures.lookup import fixture_roots
 
-    assert fixtures_root(cwd=tmp_path) == FIXTURES_ROOT
+    assert fixture_roots(cwd=tmp_path) == (FIXTURES_ROOT.resolve(),)
     shutil.copytree(TINY, tmp_path / "fixtures" / "tiny")
-    assert fixtures_root(cwd=tmp_path) == (tmp_path / "fixtures").resolve()
+    local = (tmp_path / "fixtures").resolve()
+    assert fixture_roots(cwd=tmp_path) == (local, FIXTURES_ROOT.resolve())
     code, out, _ = invoke("run", "--fixture", "tiny", "--agent", "sim", "--dry-run",
                           "--fixtures-dir", str(tmp_path / "fixtures"))  # fmt: skip
-    assert code == 0 and "tiny:sim/oracle:1" in out
+    assert code == 0 and "tiny:sim/honest:1" in out
+
+
+def test_a_local_fixture_does_not_hide_the_bundled_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `fixtures new mine` in an empty directory, the bundled fixtures still resolve
+    by name, and `all` runs them as well as the local one."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke("fixtures", "new", "mine")
+    assert code == 0, err
+    assert "fixtures task" in out and "fixtures validate" in out
+    code, out, err = invoke("run", "--fixture", "json-events", "--agent", "sim", "--dry-run")
+    assert code == 0 and "json-events:sim/honest:1" in out, err
+    code, out, err = invoke("run", "--fixture", "all", "--agent", "sim", "--dry-run")
+    assert code == 0, err
+    assert {"mine:sim/honest:1", "json-events:sim/honest:1", "csv-metrics:sim/honest:1"} <= {
+        line.strip() for line in out.splitlines()
+    }
+    code, _, err = invoke("run", "--fixture", "nope", "--agent", "sim", "--dry-run")
+    assert code == 2 and "--fixtures-dir" in err and "json-events" in err
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.agents.env import ITEM_TOKEN_VAR
-from harness.errors import EXIT_INFRA, EXIT_RESOLVED, EXIT_UNRESOLVED
+from harness.errors import EXIT_INFRA, EXIT_RESOLVED, EXIT_UNRESOLVED, AgentLaunchError
 from harness.item.scoring import rescore_item
 from harness.model.report import validate_report
 from harness.plan import RunConfig
@@ -41,7 +41,7 @@ def run_sim(
     config = RunConfig(
         fixtures=(fixture,),
         models=(),
-        agent=parse_agent(f"sim:{behaviour}", "prime-agent"),
+        agent=parse_agent(f"sim:{behaviour}"),
         timeout_s=timeout,
         runs_dir=tmp_path / "runs",
         **kw,  # type: ignore[arg-type]
@@ -131,10 +131,10 @@ def test_missing_binary_is_an_infrastructure_error(tmp_path: Path) -> None:
         agent=parse_agent("prime-agent", str(tmp_path / "no-such-agent")),
         runs_dir=tmp_path / "runs",
     )
-    outcome = execute_run(config)
-    (item,) = outcome.report.items
-    assert item.status == "error" and "not found" in item.facts.error
-    assert outcome.exit_code == EXIT_INFRA
+    with pytest.raises(AgentLaunchError, match="not found") as refused:
+        execute_run(config)
+    assert refused.value.exit_code == EXIT_INFRA
+    assert not (tmp_path / "runs").exists()  # refused before anything was written
 
 
 def test_slow_takes_its_time(tmp_path: Path) -> None:

@@ -81,6 +81,6 @@ def test_complete_runs_and_latest(tmp_path: Path) -> None:
     assert [r.path for r in runs] == [first, second]
     assert [r.status for r in runs] == ["complete", "complete"]
     assert [r.resolved_rate for r in runs] == [1.0, 0.0]
-    assert runs[0].agent == "sim:honest" and runs[0].models == ("sim/oracle",)
+    assert runs[0].agent == "sim:honest" and runs[0].models == ("sim/honest",)
     assert resolve_run("latest", tmp_path) == second
     assert resolve_run(str(first), tmp_path) == first

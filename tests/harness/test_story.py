@@ -46,10 +46,10 @@ def test_delete_to_hide_shows_the_deleted_child_without_a_receipt(tmp_path: Path
 
 def test_find_story_by_key_in_the_latest_run(tmp_path: Path) -> None:
     sim_run(tmp_path, "honest", trials=1)
-    story = find_story("tiny:sim/oracle:1", "latest", tmp_path)
+    story = find_story("tiny:sim/honest:1", "latest", tmp_path)
     assert story.result.status == "resolved" and not story.problem
-    with pytest.raises(BundleError, match="no item 'tiny:sim/oracle:9'"):
-        find_story("tiny:sim/oracle:9", "latest", tmp_path)
+    with pytest.raises(BundleError, match="no item 'tiny:sim/honest:9'"):
+        find_story("tiny:sim/honest:9", "latest", tmp_path)
 
 
 def _claude_code_item(tmp_path: Path, capture: str) -> Path:

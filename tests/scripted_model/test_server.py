@@ -108,3 +108,39 @@ def test_internal_requests_get_a_harmless_answer(server: ScriptedModelServer) ->
         server, _request("honest", {"role": "user", "content": ROOT_TASK}, tools=False)
     )
     assert status == 200 and _delta(raw)["content"]
+
+
+def test_early_exit_ends_the_turn_only_once_every_child_has_asked(
+    server: ScriptedModelServer,
+) -> None:
+    """The parent's last answer waits for a first request from each child, so every child
+    exists on disk before the CLI exits and tears them down (a deterministic row)."""
+    import threading
+    import time
+
+    root = {"role": "user", "content": ROOT_TASK}
+    _, raw = _post(server, _request("early-exit", root))
+    code = _code(_delta(raw))
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "ipython", "arguments": json.dumps({"code": code})},
+    }
+    turn = [root, {"role": "assistant", "tool_calls": [call]}, {"role": "tool", "content": "ok"}]
+    answered: list[float] = []
+
+    def parent_ends_its_turn() -> None:
+        _, raw = _post(server, _request("early-exit", *turn))
+        assert "end my turn" in _delta(raw)["content"]
+        answered.append(time.monotonic())
+
+    parent = threading.Thread(target=parent_ends_its_turn)
+    parent.start()
+    time.sleep(0.5)
+    assert not answered  # no child has asked yet
+    for i, shard in enumerate(("shard-a", "shard-b", "shard-c")):
+        task = f"[task from parent]\n\nRead it.\nSHARD=shards/{shard}.txt INDEX={i} ATTEMPT=1"
+        _post(server, _request("early-exit", {"role": "user", "content": task}))
+        last_child = time.monotonic()
+    parent.join(timeout=10)
+    assert answered and answered[0] >= last_child

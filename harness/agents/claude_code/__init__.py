@@ -61,9 +61,16 @@ class ClaudeCodeAdapter(AgentAdapter):
     #: The model API the client speaks (the scripted model server serves it in selftest).
     model_api: ClassVar[str | None] = "anthropic-messages"
     binary_env: ClassVar[str | None] = "CLAUDE_CODE_BIN"
+    install_hint: ClassVar[str] = (
+        f"install the pinned client ({CLAUDE_CODE_VERSION}) with "
+        "`python -m harness agents install claude-code` and pass the path it prints as "
+        "--agent-bin (or put claude on PATH)"
+    )
 
-    def label(self) -> str:
-        return f"claude-code ({self.binary})"
+    def client_model(self, model: str) -> str:
+        """The client takes a bare model id: ``anthropic/claude-sonnet-4-5`` runs
+        ``--model claude-sonnet-4-5`` (its endpoint is the provider)."""
+        return model.partition("/")[2]
 
     def task_text(self, fixture: Any) -> str:
         return fixture.agent_task(self.name) or claude_code_task(fixture)
@@ -92,7 +99,7 @@ class ClaudeCodeAdapter(AgentAdapter):
         cc.config.mkdir()
         env, added = claude_env(base_env, cc)
         return Launch(
-            argv=agent_argv("claude", item.task_text, item.model)[1:],
+            argv=agent_argv("claude", item.task_text, self.client_model(item.model))[1:],
             env=env,
             env_set=sorted(added),
             state={"root": paths.root, "artifact": item.manifest.artifact},

@@ -107,16 +107,13 @@ class PrimeAgentAdapter(AgentAdapter):
     longest_socket: ClassVar[str | None] = (
         "tmp/prime-agent-4294967295/worker-000000000000-000000000000.sock"
     )
-
-    def label(self) -> str:
-        return str(self.binary)
+    install_hint: ClassVar[str] = (
+        "prime-agent is not redistributed with the harness: install your own CLI and pass "
+        "--agent-bin PATH (or put prime-agent on PATH)"
+    )
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
         return credential_checks(source_agent_home(env), env)
-
-    def scripted_model(self, provider: str, script: str) -> str:
-        """prime-agent names models ``provider/id`` (its models.json's provider)."""
-        return f"{provider}/{script}"
 
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path

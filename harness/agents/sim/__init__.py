@@ -3,7 +3,10 @@
 ``sim_agent`` (its own package) is a real executable that behaves like prime-agent per the
 contract: same argv, daemon, ledger, sessions and stream. So this adapter is prime-agent's,
 launched with the sim's script and handed the answers out of band (an oracle file outside
-the repo): a stand-in for the model, not for the harness. It needs no ``--model``.
+the repo): a stand-in for the model, not for the harness. It calls no model: its "models"
+are behaviours, ``sim/BEHAVIOURS``, so one run compares behaviours as it would compare
+models (``--model sim/honest --model sim/no-spawn``). ``--agent sim:BEHAVIOURS`` sets what
+every model's behaviours start from; a model's own behaviours win over them.
 """
 
 from __future__ import annotations
@@ -15,15 +18,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import sim_agent
-from harness.agents.base import ItemPaths, ItemSpec, Launch
+from harness.agents.base import ItemPaths, ItemSpec, Launch, check_model_syntax
 from harness.agents.prime_agent import PrimeAgentAdapter
 from harness.errors import UsageError
-from sim_agent.config import ORACLE_VAR, SimUsageError, parse_behaviours
+from sim_agent.config import ORACLE_VAR, SimUsageError, merge_behaviours, parse_behaviours
 
 SIM_SCRIPT = Path(sim_agent.__file__).resolve().parent / "agent.py"
-#: The model label of a simulated run: it reaches no model, so it is named as such.
-SIM_MODEL = "sim/oracle"
+#: Models of the sim are behaviours: ``sim/<behaviours>``.
+SIM_PROVIDER = "sim"
 DEFAULT_BEHAVIOURS = "honest"
+#: The model label runs before per-model behaviours carried: the agent's own behaviours.
+LEGACY_MODEL = "sim/oracle"
 
 
 class SimAdapter(PrimeAgentAdapter):
@@ -31,24 +36,45 @@ class SimAdapter(PrimeAgentAdapter):
     takes_options: ClassVar[bool] = True  # the behaviours
     default_binary: ClassVar[str | None] = None
     model_api: ClassVar[str | None] = None
+    binary_env: ClassVar[str | None] = None
+    install_hint: ClassVar[str] = "the simulated agent is part of the harness"
 
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
-        behaviours = options or DEFAULT_BEHAVIOURS
+        if binary is not None:
+            raise UsageError(
+                f"--agent-bin {binary}: the simulated agent is part of the harness and runs "
+                "no other binary; leave --agent-bin out (or pick a real agent with --agent)"
+            )
         try:
-            parse_behaviours(behaviours)
+            parse_behaviours(options)
         except SimUsageError as exc:
-            raise UsageError(f"--agent sim:{behaviours}: {exc}") from None
-        super().__init__(behaviours, None, seed)
-
-    def label(self) -> str:
-        return f"sim:{self.options}"
+            raise UsageError(f"--agent sim:{options}: {exc}") from None
+        super().__init__(options, None, seed)
 
     @property
     def simulated(self) -> bool:
         return True
 
     def default_models(self) -> tuple[str, ...]:
-        return (SIM_MODEL,)
+        return (f"{SIM_PROVIDER}/{self.options or DEFAULT_BEHAVIOURS}",)
+
+    def behaviours_for(self, model: str) -> str:
+        """The behaviours one model's items run: the agent's, then the model's own."""
+        own = "" if model == LEGACY_MODEL else model.partition("/")[2]
+        return merge_behaviours(self.options, own) or DEFAULT_BEHAVIOURS
+
+    def check_model(self, model: str) -> None:
+        check_model_syntax(model)
+        if not model.startswith(f"{SIM_PROVIDER}/"):
+            raise UsageError(
+                f"--model {model}: the simulated agent calls no model, and its results must "
+                f"not carry a real model's name; its models are behaviours, "
+                f"{SIM_PROVIDER}/BEHAVIOURS (e.g. sim/honest, sim/no-spawn, sim/flaky=0.5)"
+            )
+        try:
+            parse_behaviours(self.behaviours_for(model))
+        except SimUsageError as exc:
+            raise UsageError(f"--model {model}: {exc}") from None
 
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path
@@ -56,7 +82,7 @@ class SimAdapter(PrimeAgentAdapter):
         raise UsageError("the simulated agent talks to no model server")
 
     def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
-        return [("credentials", True, f"none needed by the simulated agent ({self.options})")]
+        return [("credentials", True, "none needed by the simulated agent")]
 
     def resolve_command(self) -> list[str]:
         # -S: the sim is standard-library only; skipping site halves its start-up.
@@ -67,7 +93,7 @@ class SimAdapter(PrimeAgentAdapter):
     ) -> Launch:
         launch = super().prepare(paths, item, base_env, token)
         oracle = {
-            "behaviours": self.options,
+            "behaviours": self.behaviours_for(item.model),
             "seed": self.seed,
             "key": item.key,
             "artifact": item.manifest.artifact,

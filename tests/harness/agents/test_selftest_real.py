@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from realkit import REPO, selftest_in_fresh_home, tree
+from realkit import REPO, TINY, selftest_in_fresh_home, tree
 
 from harness.agents import parse_agent
 from harness.model.item import ItemResult
@@ -28,21 +28,28 @@ pytestmark = pytest.mark.real_agent
 SELFTEST_TIMEOUT_S = 300
 #: agent -> the session fixture that finds (or installs) its binary, or skips.
 BINARIES = {"prime-agent": "prime_agent_bin", "claude-code": "claude_code_bin"}
+#: The 3-shard fixture, and selftest's own default (8 shards): the rows must hold on both.
+FIXTURES = {"tiny": str(TINY), "json-events": "json-events"}
 
 
-@pytest.fixture(scope="module", params=sorted(BINARIES))
+@pytest.fixture(
+    scope="module",
+    params=[(a, f) for a in sorted(BINARIES) for f in FIXTURES],
+    ids=lambda p: f"{p[0]}-{p[1]}",
+)
 def selftest_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    agent = request.param
+    agent, fixture = request.param
     binary = request.getfixturevalue(BINARIES[agent])
-    base = tmp_path_factory.mktemp(f"selftest-{agent}")
-    run = selftest_in_fresh_home(base, agent, binary, SELFTEST_TIMEOUT_S)
-    return {**run, "agent": agent}
+    base = tmp_path_factory.mktemp(f"selftest-{agent}-{fixture}")
+    run = selftest_in_fresh_home(base, agent, binary, SELFTEST_TIMEOUT_S, FIXTURES[fixture])
+    return {**run, "agent": agent, "fixture": fixture}
 
 
 def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
     done = selftest_run["done"]
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("tiny ")]
+    fixture = selftest_run["fixture"]
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith(f"{fixture} ")]
     scripts = scripts_for(parse_agent(selftest_run["agent"], "unused"))
     assert sorted(r[1] for r in rows) == sorted(scripts)
     assert all(r[-1] == "ok" for r in rows), done.stdout

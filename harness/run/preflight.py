@@ -1,0 +1,141 @@
+"""Checks before anything runs, and ``run --dry-run``: the plan and those checks.
+
+A real agent's binary must be there and answer ``--version`` before a run directory is
+made: a run that could only error (every item "agent could not start") is refused with one
+line saying how to get the agent, and leaves nothing behind. The version check runs the
+binary with a private, throw-away HOME, TMPDIR and XDG dirs: some clients create their state
+dirs on any start, ``--version`` included, and the user's must stay untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.agents.base import AgentAdapter
+from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError
+from harness.item.processes import run_quick
+from harness.plan import RunConfig, build_plan, effective_models, load_fixtures
+
+#: A CLI answers ``--version`` at once (Node clients take a second or two on a loaded
+#: machine); one that takes longer is not what we want to run.
+VERSION_TIMEOUT_S = 20.0
+#: What the version check passes on from the caller's environment (finding the binary and
+#: its interpreter); everything else, HOME included, is private to the check.
+VERSION_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "TERM")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class AgentCheck:
+    """The agent's binary: the command that starts it, its version, and the check."""
+
+    command: str
+    version: str | None
+    check: Check | None  # None: a stand-in with nothing to check
+
+
+def _version(argv: list[str]) -> tuple[str | None, str | None]:
+    """(first line of ``argv --version``, error), run with private state dirs."""
+    scratch = Path(tempfile.mkdtemp(prefix="swh-version-"))
+    env = {k: v for k, v in os.environ.items() if k in VERSION_ENV_KEEP}
+    env.update(HOME=str(scratch), TMPDIR=str(scratch))
+    env.update(
+        {f"XDG_{d}_HOME": str(scratch / d.lower()) for d in ("DATA", "CONFIG", "STATE", "CACHE")}
+    )
+    try:
+        done = run_quick([*argv, "--version"], env=env, cwd=scratch, timeout_s=VERSION_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    text = (done.stdout or done.stderr).decode(errors="replace").strip().splitlines()
+    return (text[0][:120] if text else None), None
+
+
+def check_agent(agent: AgentAdapter) -> AgentCheck:
+    """Find the agent's binary and ask its version (nothing to check for a stand-in)."""
+    if agent.simulated:
+        return AgentCheck(" ".join(agent.resolve_command()[-1:]), None, None)
+    try:
+        argv = agent.resolve_command()
+    except HarnessError as exc:
+        return AgentCheck(str(agent.binary), None, Check("agent binary", False, str(exc)))
+    version, error = _version(argv)
+    detail = version or f"`{argv[0]} --version` failed ({error})"
+    return AgentCheck(argv[0], version, Check("agent binary", error is None, detail))
+
+
+def require_agent(agent: AgentAdapter) -> AgentCheck:
+    """:func:`check_agent`, refusing (one line with the agent's install hint) when the
+    binary is missing or does not run."""
+    found = check_agent(agent)
+    if found.check is not None and not found.check.ok:
+        hint = f"; {agent.install_hint}" if agent.install_hint else ""
+        raise AgentLaunchError(f"{found.check.detail}{hint}")
+    return found
+
+
+@dataclass(frozen=True)
+class DryRun:
+    items: tuple[str, ...]
+    agent: str
+    agent_command: str
+    agent_version: str | None
+    models: tuple[str, ...]
+    results_dir: str
+    checks: tuple[Check, ...]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_RESOLVED if all(c.ok for c in self.checks) else EXIT_INFRA
+
+    def lines(self) -> list[str]:
+        out = [
+            f"agent:   {self.agent} ({self.agent_command}"
+            + (f", {self.agent_version})" if self.agent_version else ")"),
+            f"models:  {', '.join(self.models)}",
+            f"results: {self.results_dir}",
+            f"items:   {len(self.items)}",
+            *(f"  {key}" for key in self.items),
+            "checks:",
+            *(f"  {'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks),
+        ]
+        verdict = "ready to run" if self.exit_code == 0 else "NOT ready: fix the failed checks"
+        return [*out, f"dry run: nothing launched; {verdict}"]
+
+
+def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
+    """The run's plan and checks; raises for what a real run would refuse (exit 2)."""
+    config.validate()
+    fixtures = load_fixtures(config)
+    models = effective_models(config)
+    plan = build_plan(fixtures, models, config.trials)
+    found = check_agent(config.agent)
+    checks = [found.check] if found.check is not None else []
+    if found.check is not None and not found.check.ok and config.agent.install_hint:
+        checks.append(Check("install", False, config.agent.install_hint))
+    checks += [Check(name, ok, detail) for name, ok, detail in config.agent.preflight(os.environ)]
+    where = resume if resume is not None else config.runs_dir / "<new run id>"
+    return DryRun(
+        items=tuple(w.key for w in plan),
+        agent=config.agent.label(),
+        agent_command=found.command,
+        agent_version=found.version,
+        models=models,
+        results_dir=str(where),
+        checks=tuple(checks),
+    )
+
+
+__all__ = ["AgentLaunchError", "Check", "DryRun", "check_agent", "dry_run", "require_agent"]

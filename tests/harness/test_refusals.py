@@ -1,0 +1,135 @@
+"""Refusals before anything runs: a run that could only fail is refused with one line and
+leaves no run directory (nothing becomes ``latest``)."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.main import cli
+
+TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def nothing_written(runs: Path) -> bool:
+    return not runs.exists() or not any(runs.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        pytest.param("", "expected PROVIDER/MODEL", id="empty"),
+        pytest.param("-x", "expected PROVIDER/MODEL", id="option-like"),
+        pytest.param("anthropic/-x", "expected PROVIDER/MODEL", id="model-option-like"),
+        pytest.param("anthropic/claude sonnet", "no spaces", id="space"),
+        pytest.param("claude-sonnet-4-5", "expected PROVIDER/MODEL", id="no-provider"),
+        pytest.param("ollama/llama3:8b", "no ':'", id="colon"),
+        pytest.param("sim/", "expected PROVIDER/MODEL", id="sim-nothing-after"),
+    ],
+)
+def test_bad_models_are_refused(tmp_path: Path, model: str, why: str) -> None:
+    runs = tmp_path / "runs"
+    agent = "sim" if model.startswith("sim") else "prime-agent"
+    code, _, err = invoke(
+        "run", "--fixture", TINY, "--agent", agent, "--model", model, "--runs-dir", str(runs)
+    )
+    assert code == 2 and why in err, err
+    assert nothing_written(runs)
+
+
+def test_a_missing_agent_binary_is_refused_before_a_run_dir_exists(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    code, out, err = invoke(
+        "run", "--fixture", TINY, "--model", "anthropic/x",
+        "--agent-bin", str(tmp_path / "no-such-agent"), "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert code == 3 and out == ""
+    (line,) = err.strip().splitlines()  # one line: the cause and how to get the agent
+    assert "not found" in line and "--agent-bin" in line and "not redistributed" in line
+    assert nothing_written(runs)
+
+
+def test_a_binary_that_is_not_executable_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "prime-agent"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    runs = tmp_path / "runs"
+    code, _, err = invoke(
+        "run", "--fixture", TINY, "--model", "p/m", "--agent-bin", str(fake),
+        "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert code == 3 and "not executable" in err
+    assert nothing_written(runs)
+
+
+def test_the_version_check_leaves_the_callers_home_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that creates its state dirs on any start writes into a throw-away HOME."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    fake = tmp_path / "agent"
+    fake.write_text('#!/bin/sh\nmkdir -p "$HOME/.agent-state"\necho "agent 1.2.3"\n')
+    fake.chmod(0o755)
+    code, out, _ = invoke(
+        "run", "--fixture", TINY, "--model", "p/m", "--agent-bin", str(fake), "--dry-run"
+    )
+    # Ready or not depends on credentials here; the version and the untouched HOME matter.
+    assert code in (0, 3) and "agent 1.2.3" in out
+    assert list(home.iterdir()) == []
+
+
+def test_agent_bin_with_the_sim_is_refused(tmp_path: Path) -> None:
+    code, _, err = invoke(
+        "run", "--fixture", TINY, "--agent", "sim", "--agent-bin", "/bin/true",
+        "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    assert code == 2 and "--agent-bin /bin/true" in err and "simulated agent" in err
+    assert nothing_written(tmp_path)
+
+
+def test_an_unknown_sim_behaviour_is_refused_before_the_run(tmp_path: Path) -> None:
+    code, _, err = invoke(
+        "run", "--fixture", TINY, "--agent", "sim", "--model", "sim/teleport",
+        "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    assert code == 2 and "sim/teleport" in err and "unknown behaviour 'teleport'" in err
+    assert nothing_written(tmp_path)
+
+
+def test_selftest_without_the_binary_is_one_line(tmp_path: Path) -> None:
+    code, out, err = invoke(
+        "selftest", "--agent-bin", str(tmp_path / "missing"), "--runs-dir", str(tmp_path / "r")
+    )
+    assert code == 3 and "not found" in err and "could not start" not in out + err
+    assert nothing_written(tmp_path / "r")
+
+
+@pytest.mark.slow
+def test_several_sim_behaviours_in_one_run(tmp_path: Path) -> None:
+    """The model picks the sim's behaviour, so one run compares behaviours like models."""
+    code, out, err = invoke(
+        "run", "--fixture", TINY, "--agent", "sim", "--model", "sim/honest",
+        "--model", "sim/no-spawn", "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    assert code == 1, err
+    assert "tiny x sim/honest: 1/1 resolved" in out
+    assert "tiny x sim/no-spawn: 0/1 resolved" in out and "delegation 1" in out
+
+
+def test_the_agents_own_behaviours_underlie_each_models() -> None:
+    from harness.agents import parse_agent
+
+    agent = parse_agent("sim:slow=2,no-spawn")
+    assert agent.behaviours_for("sim/honest") == "slow=2,honest"  # type: ignore[attr-defined]
+    assert agent.default_models() == ("sim/slow=2,no-spawn",)
+    assert agent.behaviours_for("sim/slow=2,no-spawn") == "slow=2,no-spawn"  # type: ignore[attr-defined]
