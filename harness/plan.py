@@ -84,6 +84,10 @@ class RunConfig:
     extra_env: tuple[tuple[str, str], ...] = ()
     #: Where items run (``--executor``); not part of the plan: a run may resume elsewhere.
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
+    #: Run only these items of the plan (``--rerun-failed``: an earlier run's failures).
+    only_keys: tuple[str, ...] = ()
+    #: The run this one re-runs items of, as ``run id`` (None: a run of its own).
+    origin: str | None = None
 
     def validate(self) -> None:
         if self.trials < 1:
@@ -147,16 +151,34 @@ def build_plan(fixtures: Sequence[Fixture], models: Sequence[str], trials: int) 
 
 
 def plan_identity(config: RunConfig, fixtures: Sequence[Fixture]) -> dict[str, object]:
-    """What must not change between a run and its ``--resume``."""
-    return {
+    """What must not change between a run and its ``--resume`` (the trials may grow: a
+    resume with more adds trials; that is checked apart)."""
+    identity: dict[str, object] = {
         "harness_version": __version__,
         "fixtures": {fx.manifest.name: fx.content_hash() for fx in fixtures},
         "models": list(effective_models(config)),
-        "trials": config.trials,
         "agent": config.agent.label(),
         "seed": config.agent.seed,
         "timeout_s": config.timeout_s,
     }
+    if config.only_keys:
+        identity["only_keys"] = sorted(config.only_keys)
+    return identity
+
+
+def restrict(plan: list[WorkItem], only_keys: Sequence[str]) -> list[WorkItem]:
+    """The items of ``plan`` named in ``only_keys`` (all of it when empty); a key the plan
+    does not hold is refused (the fixtures or models changed since)."""
+    if not only_keys:
+        return plan
+    wanted = set(only_keys)
+    missing = wanted - {w.key for w in plan}
+    if missing:
+        raise UsageError(
+            f"items not in this run's plan: {', '.join(sorted(missing)[:5])} "
+            "(did its fixtures or models change?)"
+        )
+    return [w for w in plan if w.key in wanted]
 
 
 def identity_hash(identity: dict[str, object]) -> str:

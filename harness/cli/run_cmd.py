@@ -125,11 +125,18 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 )
 @fixtures_dir_option
 @option(
+    "--rerun-failed",
+    type=RunDirType(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Re-run only the unresolved, errored and not-started items of this run (or "
+    "'latest'), with its options, into a new run that names it as its origin.",
+)
+@option(
     "--resume",
     type=RunDirType(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="Complete a partial run: re-run only its missing or errored items ('latest': the "
-    "newest run under --runs-dir).",
+    "newest run under --runs-dir); with a larger --trials, add trials to it.",
 )
 @click.pass_context
 @translate_errors
@@ -141,13 +148,26 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     from harness.plan import ExecutorSettings, RunConfig
     from harness.report.console import summary_text
     from harness.report.progress import Progress
-    from harness.run.execute import execute_run, stored_options
+    from harness.run.execute import execute_run, failed_keys, stored_options
     from harness.runs.catalog import resolve_run
 
     resume: Path | None = None
+    rerun: tuple[str, tuple[str, ...]] | None = None
+    if options["resume"] is not None and options["rerun_failed"] is not None:
+        raise UsageError(
+            "--resume and --rerun-failed: give one (a resume continues a run, a "
+            "re-run starts a new one)"
+        )
     if options["resume"] is not None:
         resume = resolve_run(options["resume"], options["runs_dir"], with_report=False)
-        _fill_from_stored(ctx, options, stored_options(resume))
+        before = stored_options(resume)
+        _fill_from_stored(ctx, options, before)
+        if before.only_keys:  # resuming a re-run: the same items again
+            rerun = (before.origin or "", before.only_keys)
+    if options["rerun_failed"] is not None:
+        origin = resolve_run(options["rerun_failed"], options["runs_dir"])
+        _fill_from_stored(ctx, options, stored_options(origin))
+        rerun = (origin.name, failed_keys(origin))
     if options["baseline"] is not None:
         options["baseline"] = resolve_run(options["baseline"], options["runs_dir"])
     config = RunConfig(
@@ -169,6 +189,8 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
             ray_address=options["ray_address"] or os.environ.get("RAY_ADDRESS") or "auto",
             ray_resource=options["ray_resource"],
         ),
+        only_keys=rerun[1] if rerun else (),
+        origin=rerun[0] if rerun else None,
     )
     if options["dry_run"]:
         from harness.run.preflight import dry_run

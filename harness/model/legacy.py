@@ -166,6 +166,8 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
         "baseline": options.get("baseline"),
         "threshold": options.get("threshold", DEFAULT_THRESHOLD),
         "fail_on": options.get("fail_on") or "unresolved",
+        "only_keys": [],
+        "origin": None,
     }
 
 

@@ -55,6 +55,10 @@ class RunOptions(Record):
     baseline: str | None
     threshold: float
     fail_on: str
+    #: ``--rerun-failed``: the items this run re-ran (empty: the whole plan) and the run
+    #: they came from.
+    only_keys: tuple[str, ...] = ()
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,11 @@ TRIAGE_SHOWN = 5
 
 def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
     lines = []
+    if report.options.origin:
+        lines.append(
+            f"re-ran {plural(len(report.options.only_keys), 'item')} that failed in "
+            f"{report.options.origin}"
+        )
     for s in report.summary:
         ci = f", 95% CI {format_ci(s.ci, 0)}" if s.ci else ""
         failing = [

@@ -37,6 +37,11 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         f"{report.count('unresolved')} unresolved, {plural(report.count('error'), 'error')})"
         + (" — INTERRUPTED" if report.interrupted else ""),
     ]
+    if report.options.origin:
+        lines.append(
+            f"- a re-run of the {plural(len(report.options.only_keys), 'item')} that failed "
+            f"in run `{report.options.origin}`"
+        )
     if report.not_started:
         lines.append(
             f"- not started: {len(report.not_started)} (`--resume {run_dir}` completes them)"

@@ -20,6 +20,7 @@ from harness.errors import (
     EXIT_RESOLVED,
     EXIT_UNRESOLVED,
     ResumeMismatchError,
+    UsageError,
 )
 from harness.executors import Executor, executor_for
 from harness.files import write_json_atomic
@@ -39,6 +40,7 @@ from harness.plan import (
     identity_hash,
     load_fixtures,
     plan_identity,
+    restrict,
 )
 from harness.report.progress import Progress
 from harness.run.preflight import require_agent
@@ -113,19 +115,39 @@ def stored_options(run_dir: Path) -> RunOptions:
         ) from exc
 
 
+def failed_keys(run_dir: Path) -> tuple[str, ...]:
+    """The items of a finished run that did not resolve (errored and not started included),
+    for ``--rerun-failed``; refused when there is none."""
+    report = load_report(run_dir)
+    keys = (*(i.key for i in report.items if i.status != "resolved"), *report.not_started)
+    if not keys:
+        raise UsageError(f"{run_dir}: nothing to re-run: every item resolved")
+    return tuple(sorted(keys))
+
+
 def _identity_diffs(old: dict[str, Any], new: dict[str, object]) -> str:
     """What differs between two identities, each as ``key: old -> new``."""
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     return "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys)
 
 
-def _load_previous(run_dir: Path, identity: dict[str, object]) -> dict[str, ItemResult]:
-    """Finished (non-errored) results of a run being resumed, after checking its identity."""
+def _load_previous(
+    run_dir: Path, identity: dict[str, object], trials: int
+) -> dict[str, ItemResult]:
+    """Finished (non-errored) results of a run being resumed, after checking its identity
+    (the same plan, with as many trials or more: a resume can add trials)."""
     stored = _read_run_file(run_dir)
     if stored.get("identity_hash") != identity_hash(identity):
         raise ResumeMismatchError(
             f"{run_dir / RUN_FILE}: refusing to resume: this run differs from the original in "
             + _identity_diffs(dict(stored.get("identity") or {}), identity)
+        )
+    before = (stored.get("options") or {}).get("trials")
+    if isinstance(before, int) and trials < before:
+        raise ResumeMismatchError(
+            f"{run_dir / RUN_FILE}: refusing to resume with --trials {trials}: the run has "
+            f"{before} trials per fixture x model already (a resume keeps them; it can add "
+            "trials, not drop them)"
         )
     kept: dict[str, ItemResult] = {}
     for result_file in sorted((run_dir / "items").glob(f"*/{RESULT_FILE}")):
@@ -144,7 +166,7 @@ def execute_run(
     if config.baseline is not None:
         load_report(config.baseline)  # a wrong baseline is refused before anything runs
     fixtures = load_fixtures(config)
-    plan = build_plan(fixtures, effective_models(config), config.trials)
+    plan = restrict(build_plan(fixtures, effective_models(config), config.trials), config.only_keys)
     identity = plan_identity(config, fixtures)
     agent = require_agent(config.agent)  # a run that could only error is refused here
     cleanup = clean_leftovers()  # what a harness killed earlier left behind (never a live run's)
@@ -155,7 +177,7 @@ def execute_run(
     with executor_for(config.executor) as executor:
         (run_dir / "items").mkdir(parents=True, exist_ok=True)
         with hold_run_dir(run_dir):  # a second process on the same run dir is refused
-            kept = _load_previous(run_dir, identity) if resume is not None else {}
+            kept = _load_previous(run_dir, identity, config.trials) if resume is not None else {}
             return _execute_locked(
                 config, fixtures, plan, identity, run_dir, kept, progress, executor, agent.version
             )
@@ -183,6 +205,8 @@ def run_options(
         baseline=str(config.baseline) if config.baseline else None,
         threshold=config.threshold,
         fail_on=config.fail_on,
+        only_keys=config.only_keys,
+        origin=config.origin,
     )
 
 

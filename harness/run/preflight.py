@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.agents.base import AgentAdapter
 from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError
 from harness.item.processes import run_quick
-from harness.plan import RunConfig, build_plan, effective_models, load_fixtures
+from harness.plan import RunConfig, build_plan, effective_models, load_fixtures, restrict
 
 #: A CLI answers ``--version`` at once (Node clients take a second or two on a loaded
 #: machine); one that takes longer is not what we want to run.
@@ -120,7 +120,7 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
     config.validate()
     fixtures = load_fixtures(config)
     models = effective_models(config)
-    plan = build_plan(fixtures, models, config.trials)
+    plan = restrict(build_plan(fixtures, models, config.trials), config.only_keys)
     found = check_agent(config.agent)
     checks = [found.check] if found.check is not None else []
     if found.check is not None and not found.check.ok and config.agent.install_hint:

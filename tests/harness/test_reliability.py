@@ -191,8 +191,10 @@ def test_resume_refuses_changed_options_or_fixture(tmp_path: Path) -> None:
     )
     assert code == 0, err
     run_dir = next((tmp_path / "runs").iterdir())
-    code, _, err = finish(start(tmp_path, "--resume", str(run_dir), "--trials", "3"))
-    assert code == 2 and "trials" in err
+    code, _, err = finish(start(tmp_path, "--resume", str(run_dir), "--trials", "1"))
+    assert code == 2 and "trials" in err  # a resume adds trials; it never drops them
+    code, _, err = finish(start(tmp_path, "--resume", str(run_dir), "--timeout", "7"))
+    assert code == 2 and "timeout_s" in err
     (fixture / "shards" / "shard-a.txt").write_text("changed words here now\n")
     code, _, err = finish(start(tmp_path, "--resume", str(run_dir)))
     assert code == 2 and "fixtures" in err
