@@ -15,7 +15,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -122,12 +122,25 @@ def write_json_atomic(path: Path, data: object) -> None:
     No fsync: the rename is atomic against a crash or kill of the harness, which is what
     ``--resume`` relies on; surviving a power cut is not worth a disk flush per item.
     """
+
+    def dump(fh: IO[str]) -> None:
+        json.dump(data, fh, indent=2, sort_keys=False, ensure_ascii=False)
+        fh.write("\n")
+
+    _write_atomic(path, dump)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) so a reader never sees a half-written file."""
+    _write_atomic(path, lambda fh: fh.write(text))
+
+
+def _write_atomic(path: Path, write: Callable[[IO[str]], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=False, ensure_ascii=False)
-            fh.write("\n")
+            write(fh)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

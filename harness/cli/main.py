@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,27 @@ CLI_GC_THRESHOLD = 100_000
 CONSOLE_SCRIPT = "swarm-harness"
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A warning from the harness (a report page not written, say) as one line a user
+    reads, not a source location; Python's own warnings keep their usual form."""
+    if category is UserWarning:
+        click.echo(f"warning: {message}", err=True)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
+
+
 def main() -> None:
+    warnings.showwarning = _show_warning
     gc.set_threshold(CLI_GC_THRESHOLD, *gc.get_threshold()[1:])
     # The console script shows its own name; `python -m harness` the module's.
     script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""

@@ -1,4 +1,4 @@
-"""``runs list``: the past runs under a runs dir."""
+"""``runs list`` and ``runs prune``: the past runs under a runs dir."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import click
 from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import runs_dir_option
+from harness.errors import UsageError
+from harness.model.text import plural
 
 
 @click.group("runs")
@@ -20,12 +22,26 @@ def runs_group() -> None:
 @runs_group.command("list")
 @runs_dir_option
 @option("--json", "as_json", is_flag=True, help="Print the runs as a JSON array.")
+@option(
+    "--html",
+    "as_html",
+    is_flag=True,
+    help="Also (re)write the runs index, index.html in --runs-dir: the resolved rate per "
+    "fixture x model over time, each point linked to its run's report (every run rewrites "
+    "it too).",
+)
 @translate_errors
-def list_cmd(runs_dir: Path, as_json: bool) -> None:
+def list_cmd(runs_dir: Path, as_json: bool, as_html: bool) -> None:
     """List the runs under --runs-dir, oldest first: status complete, interrupted or running."""
     from harness.runs.catalog import list_runs
 
     runs = list_runs(runs_dir)
+    if as_html:
+        from harness.runs.index import write_index
+
+        if not runs_dir.is_dir():
+            raise UsageError(f"--runs-dir {runs_dir}: no such directory")
+        click.echo(f"index: {write_index(runs_dir)}", err=as_json)
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in runs], indent=2))
         return
@@ -51,3 +67,60 @@ def list_cmd(runs_dir: Path, as_json: bool) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+@runs_group.command("prune")
+@runs_dir_option
+@option(
+    "--keep",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Keep the newest N runs; the older ones may go.",
+)
+@option(
+    "--older-than",
+    default=None,
+    metavar="AGE",
+    help="Only runs started longer ago than AGE may go: a number and a unit s, m, h, d or w "
+    "(30d, 12h, 2w).",
+)
+@option("--yes", is_flag=True, help="Delete them; without it, only say what would be deleted.")
+@translate_errors
+def prune_cmd(runs_dir: Path, keep: int | None, older_than: str | None, yes: bool) -> None:
+    """Delete old run directories under --runs-dir (a dry run unless --yes).
+
+    A run goes only when every rule given says so. Running runs, and the baseline or origin
+    of a run that stays, are always kept. The runs index is rewritten after a deletion.
+    """
+    from harness.runs.index import write_index
+    from harness.runs.prune import dir_size, parse_age, plan_prune, remove_runs
+
+    plan = plan_prune(runs_dir, keep, parse_age(older_than) if older_than else None)
+    sizes = {r.run_id: dir_size(r.path) for r in plan.remove}
+    verb = "removing" if yes else "would remove"
+    for r in plan.remove:
+        click.echo(
+            f"{verb} {r.run_id}  {r.created_at[:16].replace('T', ' ')}  {r.agent}  "
+            f"{_mb(sizes[r.run_id])}"
+        )
+    for k in plan.kept:
+        click.echo(f"keeping {k.run.run_id}: {k.why}")
+    total = _mb(sum(sizes.values()))
+    if not plan.remove:
+        click.echo(f"nothing to remove under {runs_dir}")
+        return
+    if not yes:
+        click.echo(
+            f"{plural(len(plan.remove), 'run')}, {total} would be freed; add --yes to delete them"
+        )
+        return
+    removed, failed = remove_runs(plan.remove)
+    for k in failed:
+        click.echo(f"kept {k.run.run_id}: {k.why}", err=True)
+    freed = _mb(sum(sizes[r.run_id] for r in removed))
+    click.echo(f"removed {plural(len(removed), 'run')}, {freed} freed")
+    write_index(runs_dir)
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"

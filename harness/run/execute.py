@@ -8,6 +8,7 @@ import json
 import secrets
 import signal
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from harness.errors import (
     EXIT_INTERRUPTED,
     EXIT_RESOLVED,
     EXIT_UNRESOLVED,
+    HarnessError,
     ResumeMismatchError,
     UsageError,
 )
@@ -293,7 +295,18 @@ def _execute_locked(
         started_at=started,
     )
     write_report(run_dir, report)
+    _refresh_index(run_dir.parent)
     return RunOutcome(run_dir, report, exit_code_for(report, config.fail_on))
+
+
+def _refresh_index(runs_dir: Path) -> None:
+    """Rewrite the runs index with this run in it; a view, so a failure only warns."""
+    from harness.runs.index import write_index
+
+    try:
+        write_index(runs_dir)
+    except (OSError, HarnessError) as exc:
+        warnings.warn(f"{runs_dir}/index.html not written: {exc}", stacklevel=2)
 
 
 def exit_code_for(report: RunReport, fail_on: str) -> int:

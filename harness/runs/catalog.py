@@ -74,6 +74,9 @@ class RunInfo:
     scored: int
     resolved: int
     status: RunStatus
+    #: The run ids this run depends on: its baseline's and, for a re-run, its origin's.
+    baseline_id: str | None = None
+    origin: str | None = None
 
     @property
     def resolved_rate(self) -> float | None:
@@ -94,6 +97,8 @@ class RunInfo:
             "resolved": self.resolved,
             "resolved_rate": self.resolved_rate,
             "status": self.status,
+            "baseline_id": self.baseline_id,
+            "origin": self.origin,
         }
 
 
@@ -162,7 +167,17 @@ def run_info(run_dir: Path) -> RunInfo | None:
         scored=len(scored),
         resolved=sum(1 for i in scored if i.get("status") == "resolved"),
         status=status,
+        baseline_id=_baseline_id(options.get("baseline")),
+        origin=str(options["origin"]) if options.get("origin") else None,
     )
+
+
+def _baseline_id(baseline: object) -> str | None:
+    """The run id of a baseline option (a run dir or its report.json)."""
+    if not isinstance(baseline, str) or not baseline:
+        return None
+    path = Path(baseline)
+    return path.parent.name if path.name == REPORT_FILE else path.name
 
 
 def list_runs(runs_dir: Path) -> list[RunInfo]:

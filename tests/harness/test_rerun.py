@@ -53,6 +53,7 @@ def test_rerun_failed_runs_only_the_failures_as_a_new_run(tmp_path: Path) -> Non
     assert f"re-ran 2 items that failed in {first.name}" in out
     assert "a re-run of the 2 items" in (second / "report.md").read_text(encoding="utf-8")
     assert "tiny x sim/honest" not in out  # the resolved model was not run again
+    assert f"<td>{first.name}</td>" in (runs / "index.html").read_text(encoding="utf-8")
 
     # A re-run is a run like any other: it resumes with the same items.
     code, out, err = invoke("run", "--resume", str(second), "--runs-dir", str(runs))

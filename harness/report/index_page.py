@@ -1,0 +1,202 @@
+"""``runs/index.html``: every run under a runs dir on one offline page, newest first, with
+the resolved rate of each fixture x model (x agent) over time.
+
+One chart per fixture; a line per model and agent, a point per run with its 95% interval
+that links to the run's own report.html. So "did the swarm get better this week?" is a
+glance, and the run that changed it is one click away. Like report.html the page is
+self-contained (inline SVG and styles, no script, only relative links).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.model.record import Interval
+from harness.model.text import format_ci, format_pct, format_when, plural
+from harness.report.svg import SERIES_COLOURS, TrendPoint, TrendSeries, trend_chart
+
+INDEX_FILE = "index.html"
+#: The charts show the newest runs only (a point per run stays readable at 760 px); the
+#: table lists every run.
+TREND_RUNS = 60
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#222}
+h1{font-size:20px;margin:16px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}.num{text-align:right;font-variant-numeric:tabular-nums}.meta{color:#555}
+.complete{color:#007a55}.interrupted{color:#8a6d00}.running{color:#0072b2}
+.regressed{color:#d55e00;font-weight:600}.improved{color:#009e73;font-weight:600}
+svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}
+"""
+
+
+@dataclass(frozen=True)
+class IndexCell:
+    """One fixture x model of a run."""
+
+    fixture: str
+    model: str
+    n: int
+    resolved: int
+    rate: float | None
+    ci: Interval | None
+
+
+@dataclass(frozen=True)
+class IndexRun:
+    """One run as the index shows it; ``report_href`` is None when it has no report page."""
+
+    run_id: str
+    created_at: str
+    agent: str
+    status: str
+    fixtures: tuple[str, ...]
+    models: tuple[str, ...]
+    trials: int | None
+    scored: int
+    resolved: int
+    report_href: str | None
+    verdict: str | None = None
+    origin: str | None = None
+    cells: tuple[IndexCell, ...] = field(default=())
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _when(stamp: str) -> dt.datetime | None:
+    try:
+        when = dt.datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return when.astimezone(dt.UTC) if when.tzinfo is not None else when
+
+
+def _tick_labels(runs: Sequence[IndexRun]) -> dict[str, str]:
+    """A short x tick per run: the time when every run is of one day (to the second when
+    minutes repeat), else the date."""
+    whens = {r.run_id: _when(r.created_at) for r in runs}
+    known = [w for w in whens.values() if w is not None]
+    if len({w.date() for w in known}) > 1:
+        shape = "%b %d"
+    elif len({w.strftime("%H:%M") for w in known}) < len(known):
+        shape = "%H:%M:%S"
+    else:
+        shape = "%H:%M"
+    return {k: (w.strftime(shape) if w is not None else "?") for k, w in whens.items()}
+
+
+def trend_charts(runs: Sequence[IndexRun]) -> dict[str, str]:
+    """An SVG trend chart per fixture (by name), a series per model x agent, oldest run
+    first on the x axis (evenly spaced: runs come in bursts)."""
+    ordered = sorted(runs, key=lambda r: (r.created_at, r.run_id))[-TREND_RUNS:]
+    position = {r.run_id: float(i) for i, r in enumerate(ordered)}
+    ticks = _tick_labels(ordered)
+    agents = {r.agent for r in ordered}
+    by_fixture: dict[str, dict[str, list[TrendPoint]]] = {}
+    for run in ordered:
+        for cell in run.cells:
+            if cell.rate is None:
+                continue
+            name = cell.model if len(agents) == 1 else f"{cell.model} · {run.agent}"
+            low, high = cell.ci if cell.ci is not None else (cell.rate, cell.rate)
+            ci = f", 95% CI {format_ci(cell.ci, 0)}" if cell.ci is not None else ""
+            by_fixture.setdefault(cell.fixture, {}).setdefault(name, []).append(
+                TrendPoint(
+                    x=position[run.run_id],
+                    x_label=ticks[run.run_id],
+                    value=cell.rate,
+                    low=low,
+                    high=high,
+                    tooltip=f"{run.run_id} ({format_when(run.created_at)}, {run.agent}): "
+                    f"{cell.fixture} x {cell.model} {cell.resolved}/{cell.n} resolved "
+                    f"({format_pct(cell.rate, 0)}{ci})",
+                    href=run.report_href,
+                )
+            )
+    charts = {}
+    for j, (fixture, lines) in enumerate(sorted(by_fixture.items())):
+        series = [
+            TrendSeries(name, SERIES_COLOURS[i % len(SERIES_COLOURS)], points)
+            for i, (name, points) in enumerate(sorted(lines.items()))
+        ]
+        charts[fixture] = trend_chart(series, y_label=f"{fixture}: resolved", chart_id=f"trend-{j}")
+    return charts
+
+
+def _run_row(run: IndexRun, with_origin: bool) -> str:
+    name = (
+        f'<a href="{_e(run.report_href)}">{_e(run.run_id)}</a>'
+        if run.report_href
+        else _e(run.run_id)
+    )
+    rate = (
+        f"{run.resolved}/{run.scored} ({format_pct(run.resolved / run.scored, 0)})"
+        if run.scored
+        else "n/a"
+    )
+    verdict = f'<span class="{_e(run.verdict)}">{_e(run.verdict)}</span>' if run.verdict else ""
+    cells = [
+        name,
+        _e(format_when(run.created_at)),
+        _e(run.agent),
+        _e(", ".join(run.fixtures)),
+        _e(", ".join(run.models)),
+        f'<span class="num">{"" if run.trials is None else run.trials}</span>',
+        rate,
+        f'<span class="{_e(run.status)}">{_e(run.status)}</span>',
+        verdict,
+    ]
+    if with_origin:
+        cells.append(_e(run.origin or ""))
+    return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -> str:
+    """The whole page for ``runs`` (any order); ``unreadable`` counts the run dirs whose
+    report could not be read (they are listed without their rates)."""
+    newest_first = sorted(runs, key=lambda r: (r.created_at, r.run_id), reverse=True)
+    now = dt.datetime.now(dt.UTC).isoformat()
+    meta = f"{plural(len(runs), 'run')} under <code>{_e(runs_dir)}</code>, written {_e(format_when(now))}"
+    if unreadable:
+        meta += f"; {plural(unreadable, 'report')} could not be read (listed without rates)"
+    body = [f"<h1>swarm-harness runs</h1><p class=meta>{meta}</p>"]
+    charts = trend_charts(runs)
+    if charts:
+        body.append("<h2>Resolved rate over time</h2>")
+        shown = (
+            f"The newest {TREND_RUNS} runs" if len(runs) > TREND_RUNS else "A point per run"
+        )
+        body.append(
+            f"<p class=meta>{shown}, per fixture × model, with its 95% interval; "
+            "click a point for its report.</p>"
+        )
+        body.extend(charts.values())
+    header: tuple[str, ...] = (
+        "run",
+        "started",
+        "agent",
+        "fixtures",
+        "models",
+        "trials",
+        "resolved",
+        "status",
+        "vs baseline",
+    )
+    with_origin = any(r.origin for r in runs)
+    if with_origin:
+        header += ("re-run of",)
+    body.append("<h2>Runs</h2><table id=runs><thead><tr>")
+    body.append("".join(f"<th>{h}</th>" for h in header) + "</tr></thead><tbody>")
+    body.extend(_run_row(r, with_origin) for r in newest_first)
+    body.append("</tbody></table>")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>swarm-harness runs</title><style>{_CSS}</style></head>"
+        f"<body>{''.join(body)}</body></html>\n"
+    )

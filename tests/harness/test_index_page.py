@@ -1,0 +1,70 @@
+"""The runs index page from typed rows: points, caps, ticks and escaping."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from harness.report.index_page import TREND_RUNS, IndexCell, IndexRun, render_index
+
+
+def row(
+    i: int, *, day_step: bool = True, agent: str = "sim", origin: str | None = None
+) -> IndexRun:
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    when = start + (dt.timedelta(days=i) if day_step else dt.timedelta(seconds=10 * i))
+    return IndexRun(
+        run_id=f"run-{i:03d}",
+        created_at=when.isoformat(),
+        agent=agent,
+        status="complete",
+        fixtures=("fx",),
+        models=("m/a",),
+        trials=4,
+        scored=4,
+        resolved=i % 5,
+        report_href=f"run-{i:03d}/report.html",
+        origin=origin,
+        cells=(IndexCell("fx", "m/a", 4, i % 5, (i % 5) / 4, (0.0, 1.0)),),
+    )
+
+
+def test_a_point_per_run_linking_to_its_report() -> None:
+    page = render_index([row(i) for i in range(5)], "runs")
+    assert page.count('class="mark point"') == 5
+    for i in range(5):
+        assert f'href="run-{i:03d}/report.html"' in page
+    assert "re-run of" not in page  # no column nobody uses
+
+
+def test_the_chart_keeps_the_newest_runs_and_the_table_all() -> None:
+    runs = [row(i) for i in range(TREND_RUNS + 10)]
+    page = render_index(runs, "runs")
+    assert page.count('class="mark point"') == TREND_RUNS
+    assert page.count("<tr><td>") == TREND_RUNS + 10
+    assert f"The newest {TREND_RUNS} runs" in page
+    newest = f"run-{TREND_RUNS + 9:03d}"
+    assert page.count('href="run-000/report.html"') == 1  # in the table, not the chart
+    assert page.count(f'href="{newest}/report.html"') == 2  # in both
+
+
+def test_ticks_tell_runs_of_one_minute_apart() -> None:
+    page = render_index([row(i, day_step=False) for i in range(3)], "runs")
+    assert ">00:00:10<" in page and ">00:00:20<" in page
+    page = render_index([row(i) for i in range(3)], "runs")
+    assert ">Jan 02<" in page
+
+
+def test_agents_split_the_series_and_origins_get_a_column() -> None:
+    page = render_index([row(0), row(1, agent="claude-code", origin="run-000")], "runs")
+    assert "m/a · sim" in page and "m/a · claude-code" in page
+    assert "<th>re-run of</th>" in page and "<td>run-000</td>" in page
+
+
+def test_names_are_escaped() -> None:
+    bad = IndexRun(
+        run_id="<b>x</b>", created_at="?", agent="a&b", status="running", fixtures=(),
+        models=(), trials=None, scored=0, resolved=0, report_href=None,
+    )  # fmt: skip
+    page = render_index([bad], "<dir>", unreadable=1)
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "a&amp;b" in page
+    assert "&lt;dir&gt;" in page and "1 report could not be read" in page
