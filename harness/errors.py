@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 #: Documented exit codes (README, ``--help``).
 EXIT_RESOLVED = 0  # every item resolved (or, for non-run commands, success)
 EXIT_UNRESOLVED = 1  # some item unresolved (or a regression with --fail-on regression)
@@ -51,5 +53,27 @@ class NotStarted(Exception):
 
 class ExecutorError(HarnessError):
     """The executor could not run an item (a cluster unreachable, a node lost mid-item)."""
+
+    exit_code = EXIT_INFRA
+
+
+#: What a full or unwritable disk raises: no retry helps until the user frees space.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk is full (or over quota, or read-only)."""
+    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
+
+
+def storage_cause(exc: OSError) -> str:
+    """``no space left on device writing <file>``: the cause of a storage error in words."""
+    what = (exc.strerror or "cannot write").lower()
+    return f"{what} writing {exc.filename}" if exc.filename else what
+
+
+class StorageError(HarnessError):
+    """The disk is full (or read-only) where the harness must write; the message names the
+    file and says what was kept and how to go on."""
 
     exit_code = EXIT_INFRA

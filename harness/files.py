@@ -139,10 +139,14 @@ def _write_atomic(path: Path, write: Callable[[IO[str]], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o644)  # like any file the harness writes (mkstemp makes it private)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             write(fh)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            # A failed write names no file: name the one being written.
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise

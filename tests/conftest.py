@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,9 +21,6 @@ def real_runs() -> Path:
 
 
 # ------------------------------------------------------------------ the real agent CLI
-
-#: Installing a client from the npm registry: about 400 MB unpacked, minutes with a cold cache.
-INSTALL_TIMEOUT_S = 900
 
 
 @pytest.fixture(scope="session")
@@ -57,36 +53,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # ------------------------------------------------------------------ the real Claude Code
 
 
-def claude_code_cache_bin() -> Path:
-    """scripts/install-claude-code.sh's default target for the pinned version."""
-    from harness.agents.claude_code.launch import CLAUDE_CODE_VERSION
-
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / f"claude-code-{CLAUDE_CODE_VERSION}" / "node_modules" / ".bin" / "claude"
-
-
 @pytest.fixture(scope="session")
 def claude_code_bin() -> Path:
-    """``$CLAUDE_CODE_BIN``, else the cache install, else run the install script (npm
-    registry), else a skip saying why there is none."""
+    """``$CLAUDE_CODE_BIN``, else the pinned client installed the way users install it
+    (``agents install claude-code``: reused when present, else from the npm registry), else
+    a skip saying why there is none."""
+    from harness.agents.claude_code.install import client_path, default_dir, install
+    from harness.errors import HarnessError
+
     configured = os.environ.get("CLAUDE_CODE_BIN")
     if configured:
         if not os.access(configured, os.X_OK):
             pytest.skip(f"CLAUDE_CODE_BIN={configured} is not executable")
         return Path(configured)
-    cached = claude_code_cache_bin()
-    if os.access(cached, os.X_OK):
-        return cached
-    if shutil.which("npm") is None:
+    cached = client_path(default_dir())
+    if not os.access(cached, os.X_OK) and shutil.which("npm") is None:
         pytest.skip(f"no Claude Code: CLAUDE_CODE_BIN unset, {cached} absent, no npm")
-    installer = REPO_ROOT / "scripts" / "install-claude-code.sh"
-    done = subprocess.run(
-        ["bash", str(installer)],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"installing Claude Code failed: {done.stderr.strip()[-300:]}")
-    return Path(done.stdout.strip().splitlines()[-1])
+    try:
+        return install()
+    except HarnessError as exc:
+        pytest.skip(f"installing Claude Code failed: {exc}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import UsageError
@@ -15,11 +16,36 @@ from harness.errors import UsageError
 if TYPE_CHECKING:  # the registry itself stays cheap: the CLI reads it at start-up
     from harness.agents.base import AgentAdapter
 
-#: name -> "module:class". Adding an agent: one package under harness/agents/, one line here.
-REGISTRY: dict[str, str] = {
-    "prime-agent": "harness.agents.prime_agent:PrimeAgentAdapter",
-    "sim": "harness.agents.sim:SimAdapter",
-    "claude-code": "harness.agents.claude_code:ClaudeCodeAdapter",
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One registered agent: where its adapter lives, and what ``--help`` says of it
+    (read at CLI start-up, so the adapter itself is not imported for it)."""
+
+    target: str  # "module:class"
+    summary: str
+    #: Whether ``selftest`` can check it (it talks to a model the scripted server can be).
+    selftest: bool = True
+
+
+#: Adding an agent: one package under harness/agents/, one entry here (the README's agents
+#: table and ``--help`` are generated from it).
+REGISTRY: dict[str, AgentEntry] = {
+    "prime-agent": AgentEntry(
+        "harness.agents.prime_agent:PrimeAgentAdapter",
+        "the real prime-agent CLI (bring your own: --agent-bin or PATH)",
+    ),
+    "claude-code": AgentEntry(
+        "harness.agents.claude_code:ClaudeCodeAdapter",
+        "Anthropic's Claude Code client, headless (`agents install claude-code` gets the "
+        "pinned one)",
+    ),
+    "sim": AgentEntry(
+        "harness.agents.sim:SimAdapter",
+        "the built-in simulated prime-agent, no model needed; sim:BEHAVIOURS (honest, "
+        "no-spawn, flaky=0.7, slow=2, ... comma-separated)",
+        selftest=False,
+    ),
 }
 
 #: Item directories written before the adapter seam name no agent: they are prime-agent's.
@@ -30,7 +56,7 @@ DEFAULT_AGENT = "prime-agent"
 
 def adapter_class(name: str) -> type[AgentAdapter]:
     try:
-        module_name, _, attr = REGISTRY[name].partition(":")
+        module_name, _, attr = REGISTRY[name].target.partition(":")
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
         raise UsageError(f"--agent: unknown agent {name!r} (known: {known})") from None
@@ -38,8 +64,17 @@ def adapter_class(name: str) -> type[AgentAdapter]:
 
     cls = getattr(importlib.import_module(module_name), attr)
     if not (isinstance(cls, type) and issubclass(cls, AgentAdapter)):
-        raise TypeError(f"{REGISTRY[name]} is not an AgentAdapter")
+        raise TypeError(f"{REGISTRY[name].target} is not an AgentAdapter")
     return cls
+
+
+def agents_help(only_selftest: bool = False) -> str:
+    """Every registered agent with its summary, for ``--agent``'s help."""
+    return "; ".join(
+        f"{name}: {entry.summary}"
+        for name, entry in REGISTRY.items()
+        if entry.selftest or not only_selftest
+    )
 
 
 def parse_agent(spec: str, binary: str | None = None, seed: int = 0) -> AgentAdapter:
@@ -57,7 +92,9 @@ def adapter_for_meta(meta: Mapping[str, Any]) -> AgentAdapter:
 __all__ = [
     "DEFAULT_AGENT",
     "REGISTRY",
+    "AgentEntry",
     "adapter_class",
     "adapter_for_meta",
+    "agents_help",
     "parse_agent",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -143,6 +143,14 @@ class AgentAdapter(ABC):
     longest_socket: ClassVar[str | None] = None
     #: One sentence on getting the agent's binary, printed when it is missing.
     install_hint: ClassVar[str] = ""
+    #: The client version the harness is tested against (None: any, or not applicable).
+    pinned_version: ClassVar[str | None] = None
+
+    @classmethod
+    def install(cls, target: Path | None, log: Callable[[str], None]) -> Path:
+        """Install the agent's binary (``agents install NAME``) into ``target`` (None: the
+        adapter's default place); its path. Agents the harness cannot install refuse."""
+        raise UsageError(f"agents install {cls.name}: not installable here; {cls.install_hint}")
 
     def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
         if options and not self.takes_options:

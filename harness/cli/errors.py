@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.errors import HarnessError
+from harness.errors import EXIT_INFRA, HarnessError, is_storage_error, storage_cause
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,5 +24,10 @@ def translate_errors(func: F) -> F:
         except HarnessError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            click.echo(f"error: {storage_cause(exc)}", err=True)
+            sys.exit(EXIT_INFRA)
 
     return wrapper  # type: ignore[return-value]

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from harness import __version__
+from harness.cli.agents_cmd import agents_group
 from harness.cli.clean_cmd import clean_cmd
 from harness.cli.compare_cmd import compare_cmd
 from harness.cli.config import load_default_map
@@ -75,6 +76,7 @@ cli.add_command(runs_group)
 # `runs clean` is the same command, where users browsing runs look for it.
 runs_group.add_command(clean_cmd)
 cli.add_command(show_cmd)
+cli.add_command(agents_group)
 cli.add_command(clean_cmd)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from harness.agents import DEFAULT_AGENT
+from harness.agents import DEFAULT_AGENT, agents_help
 from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 from harness.cli.params import RunDirType, fail_on_option, runs_dir_option, threshold_option
@@ -51,8 +51,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     "--agent",
     default=DEFAULT_AGENT,
     metavar="NAME[:OPTIONS]",
-    help="Agent to run: prime-agent, or sim[:BEHAVIOUR] (the built-in simulated agent: "
-    "honest, no-spawn, flaky=0.7, slow=2, ... comma-separated).",
+    help=f"Agent to run. {agents_help()}.",
 )
 @option(
     "--agent-bin",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from harness.agents import DEFAULT_AGENT
+from harness.agents import DEFAULT_AGENT, agents_help
 from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import runs_dir_option
@@ -18,7 +18,7 @@ from harness.cli.params import runs_dir_option
     "--agent",
     default=DEFAULT_AGENT,
     metavar="NAME",
-    help="The real agent to check: prime-agent or claude-code.",
+    help=f"The real agent to check. {agents_help(only_selftest=True)}.",
 )
 @option(
     "--agent-bin",

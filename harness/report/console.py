@@ -55,6 +55,7 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             lines.extend(f"missing in the {side}: {m.label()}" for m in missing)
         if not cmp.gate.passed:
             lines.append("gate fails: " + "; ".join(cmp.gate.reasons))
+    lines.extend(f"note: {note}" for note in report.notes)
     if report.interrupted:
         lines.append(f"interrupted: resume with --resume {run_dir}")
     lines.append(f"report: {run_dir / 'report.json'} (exit {exit_code})")

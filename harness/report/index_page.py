@@ -169,9 +169,7 @@ def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -
     charts = trend_charts(runs)
     if charts:
         body.append("<h2>Resolved rate over time</h2>")
-        shown = (
-            f"The newest {TREND_RUNS} runs" if len(runs) > TREND_RUNS else "A point per run"
-        )
+        shown = f"The newest {TREND_RUNS} runs" if len(runs) > TREND_RUNS else "A point per run"
         body.append(
             f"<p class=meta>{shown}, per fixture × model, with its 95% interval; "
             "click a point for its report.</p>"

@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.files import write_json_atomic
+from harness.files import write_json_atomic, write_text_atomic
 from harness.model.report import REPORT_FILE, RunReport, validate_report
 from harness.model.story import ItemStory
 from harness.report.markdown import MD_FILE, render_markdown
@@ -16,7 +16,7 @@ def write_report(run_dir: Path, report: RunReport) -> None:
     data = report.to_dict()
     validate_report(data)
     write_json_atomic(run_dir / REPORT_FILE, data)
-    (run_dir / MD_FILE).write_text(render_markdown(report, run_dir), encoding="utf-8")
+    write_text_atomic(run_dir / MD_FILE, render_markdown(report, run_dir))
     try:
         write_html(run_dir, report)
     except Exception as exc:  # the page is a view: it must never cost the run its report
@@ -42,5 +42,5 @@ def write_html(run_dir: Path, report: RunReport, target: Path | None = None) -> 
 
     target = target or run_dir / HTML_FILE
     page = render_html(report, run_dir, item_stories(run_dir, report), target.parent)
-    target.write_text(page, encoding="utf-8")
+    write_text_atomic(target, page)
     return target

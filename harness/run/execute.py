@@ -10,7 +10,7 @@ import signal
 import threading
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,10 @@ from harness.errors import (
     EXIT_UNRESOLVED,
     HarnessError,
     ResumeMismatchError,
+    StorageError,
     UsageError,
+    is_storage_error,
+    storage_cause,
 )
 from harness.executors import Executor, executor_for
 from harness.files import write_json_atomic
@@ -34,6 +37,7 @@ from harness.item.scoring import RESULT_FILE, make_result
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult, RunFacts
 from harness.model.report import RunOptions, RunReport, load_report
+from harness.model.text import plural
 from harness.plan import (
     RunConfig,
     WorkItem,
@@ -127,6 +131,17 @@ def failed_keys(run_dir: Path) -> tuple[str, ...]:
     return tuple(sorted(keys))
 
 
+def kept_results(run_dir: Path) -> dict[str, ItemResult]:
+    """The finished (non-errored) results on disk in ``run_dir``: what a resume keeps."""
+    kept: dict[str, ItemResult] = {}
+    for result_file in sorted((run_dir / "items").glob(f"*/{RESULT_FILE}")):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            result = ItemResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
+            if result.status != "error":
+                kept[result.key] = result
+    return kept
+
+
 def _identity_diffs(old: dict[str, Any], new: dict[str, object]) -> str:
     """What differs between two identities, each as ``key: old -> new``."""
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
@@ -151,13 +166,7 @@ def _load_previous(
             f"{before} trials per fixture x model already (a resume keeps them; it can add "
             "trials, not drop them)"
         )
-    kept: dict[str, ItemResult] = {}
-    for result_file in sorted((run_dir / "items").glob(f"*/{RESULT_FILE}")):
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            result = ItemResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
-            if result.status != "error":
-                kept[result.key] = result
-    return kept
+    return kept_results(run_dir)
 
 
 def execute_run(
@@ -177,12 +186,32 @@ def execute_run(
     run_dir = resume if resume is not None else config.runs_dir / new_run_id()
     # Connected (or refused) before the run dir is made: an unreachable cluster writes nothing.
     with executor_for(config.executor) as executor:
-        (run_dir / "items").mkdir(parents=True, exist_ok=True)
-        with hold_run_dir(run_dir):  # a second process on the same run dir is refused
-            kept = _load_previous(run_dir, identity, config.trials) if resume is not None else {}
-            return _execute_locked(
-                config, fixtures, plan, identity, run_dir, kept, progress, executor, agent.version
-            )
+        try:
+            (run_dir / "items").mkdir(parents=True, exist_ok=True)
+            with hold_run_dir(run_dir):  # a second process on the same run dir is refused
+                kept = (
+                    _load_previous(run_dir, identity, config.trials) if resume is not None else {}
+                )
+                return _execute_locked(
+                    config, fixtures, plan, identity, run_dir, kept, progress, executor,
+                    agent.version,
+                )  # fmt: skip
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            raise StorageError(_storage_message(exc, run_dir, len(plan))) from exc
+
+
+def _storage_message(exc: OSError, run_dir: Path, planned: int) -> str:
+    """One line for a disk that filled up: what could not be written, what is kept, how to
+    go on."""
+    if not (run_dir / RUN_FILE).is_file():
+        return f"{storage_cause(exc)}; nothing ran"
+    kept = len(kept_results(run_dir))
+    return (
+        f"{storage_cause(exc)}; {kept} of {plural(planned, 'item')} finished and kept in "
+        f"{run_dir}; free space, then resume with --resume {run_dir}"
+    )
 
 
 def run_options(
@@ -264,7 +293,14 @@ def _execute_locked(
             progress.item_started(work.key)
         return executor.run_item(work, opts, items_dir / work.dir_name, cancel, slot)
 
+    full_disk: list[str] = []
+
     def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
+        if isinstance(exc, OSError) and is_storage_error(exc):
+            # Every next item would fail the same way: stop launching, keep what finished.
+            full_disk.append(storage_cause(exc))
+            scheduler.drain()
+            return errored_result(work, full_disk[-1], items_dir / work.dir_name)
         return errored_result(
             work, f"harness error: {type(exc).__name__}: {exc}", items_dir / work.dir_name
         )
@@ -281,7 +317,7 @@ def _execute_locked(
     from harness.report.write import write_report
     from harness.stats.build import build_report
 
-    interrupted = bool(received) or bool(not_started)
+    interrupted = bool(received) or bool(not_started) or bool(full_disk)
     if progress is not None:
         progress.finish()
     report = build_report(
@@ -294,9 +330,12 @@ def _execute_locked(
         threshold=config.threshold,
         started_at=started,
     )
+    if full_disk:
+        report = replace(report, notes=(*report.notes, f"stopped early: {full_disk[0]}"))
     write_report(run_dir, report)
     _refresh_index(run_dir.parent)
-    return RunOutcome(run_dir, report, exit_code_for(report, config.fail_on))
+    code = EXIT_INFRA if full_disk else exit_code_for(report, config.fail_on)
+    return RunOutcome(run_dir, report, code)
 
 
 def _refresh_index(runs_dir: Path) -> None:

@@ -88,9 +88,17 @@ class Scheduler(Generic[W, R]):
         self._active = 0
         self._in_flight = 0  # items preparing, waiting for a slot or running their agent
         self._in_flight_by: dict[str, int] = {}
+        self._draining = threading.Event()
 
     def stop(self) -> None:
+        """Start nothing more and cancel the running items (Ctrl-C)."""
         self.stop_event.set()
+        self.drain()
+
+    def drain(self) -> None:
+        """Start nothing more; the running items finish (a full disk: the next item would
+        fail the same way, the running ones may not)."""
+        self._draining.set()
         with self._cond:
             self._cond.notify_all()
 
@@ -98,7 +106,7 @@ class Scheduler(Generic[W, R]):
         cap = self.provider_caps.get(provider)
         with self._cond:
             while True:
-                if self.stop_event.is_set():
+                if self._draining.is_set():
                     raise NotStarted
                 if self._active < self.concurrency and (
                     cap is None or self._running.get(provider, 0) < cap
@@ -158,10 +166,10 @@ class Scheduler(Generic[W, R]):
 
         prefetch = min(self.concurrency, MAX_PREFETCH) if self.prefetch is None else self.prefetch
         limit = self.concurrency + prefetch
-        while pending and not self.stop_event.is_set():
+        while pending and not self._draining.is_set():
             with self._cond:
                 chosen = None
-                while chosen is None and not self.stop_event.is_set():
+                while chosen is None and not self._draining.is_set():
                     # Fill the slots first; prepare ahead only while every slot is busy, so
                     # the first wave is not slowed down by preparing the second.
                     filling = self._in_flight < self.concurrency

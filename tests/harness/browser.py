@@ -67,8 +67,16 @@ class Browser:
         # A tiny Python trampoline maps our pipe ends onto fds 3 and 4 (what the protocol
         # pipe expects) and execs the browser in its place (sh cannot name fds above 9).
         argv = [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
+        # Its crash reports, caches and config go into the throw-away profile, not HOME.
+        env = {
+            **os.environ,
+            "HOME": profile,
+            "XDG_CONFIG_HOME": os.path.join(profile, "config"),
+            "XDG_CACHE_HOME": os.path.join(profile, "cache"),
+        }
         proc = subprocess.Popen(
             [sys.executable, "-c", _TRAMPOLINE, str(cmd_r), str(out_w), *argv],
+            env=env,
             pass_fds=(cmd_r, out_w),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

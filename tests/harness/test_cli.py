@@ -40,7 +40,7 @@ def test_run_json_prints_exactly_the_report(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)  # stdout holds nothing else
     validate_report(report)
-    run_dir = next(tmp_path.iterdir())
+    run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())
     assert report == json.loads((run_dir / "report.json").read_text())
     assert report["resolved"] is True and report["schema_version"] == 4
     assert "resolved" in proc.stderr  # progress went to stderr
@@ -53,7 +53,7 @@ def test_run_unresolved_exits_1_with_human_summary(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert "unresolved" in proc.stdout and "coverage" in proc.stdout
-    assert (next(tmp_path.iterdir()) / "report.md").is_file()
+    assert (next(p for p in tmp_path.iterdir() if p.is_dir()) / "report.md").is_file()
 
 
 @pytest.mark.slow

@@ -162,7 +162,7 @@ def test_resume_reruns_only_missing_items(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     code, report, err = finish(proc)
     assert code == 130 and report is not None, err
-    run_dir = next((tmp_path / "runs").iterdir())
+    run_dir = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir())
     kept = {i.key: i for i in report.items if i.status != "error"}
     stamps = {
         key: (run_dir / "items" / i.item_dir / "result.json").stat().st_mtime_ns
@@ -190,7 +190,7 @@ def test_resume_refuses_changed_options_or_fixture(tmp_path: Path) -> None:
         start(tmp_path, "--fixture", str(fixture), "--agent", "sim", "--trials", "2")
     )
     assert code == 0, err
-    run_dir = next((tmp_path / "runs").iterdir())
+    run_dir = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir())
     code, _, err = finish(start(tmp_path, "--resume", str(run_dir), "--trials", "1"))
     assert code == 2 and "trials" in err  # a resume adds trials; it never drops them
     code, _, err = finish(start(tmp_path, "--resume", str(run_dir), "--timeout", "7"))

@@ -97,3 +97,29 @@ def test_duplicate_keys_are_refused() -> None:
 def test_provider_of() -> None:
     assert provider_of("anthropic/claude-sonnet-4-5") == "anthropic"
     assert provider_of("local") == "local"
+
+
+def test_drain_starts_nothing_more_but_lets_running_items_finish() -> None:
+    """A full disk drains: the item already running is not cancelled, nothing new starts."""
+    sched: Scheduler[W, str] = Scheduler(2, {}, provider=lambda w: provider_of(w.model))
+    b_running = threading.Event()
+    seen_cancel: dict[str, bool] = {}
+
+    def execute(w: W, cancel: threading.Event, slot) -> str:
+        slot.acquire()
+        if w.key == "a":
+            assert b_running.wait(10)
+            raise OSError(28, "No space left on device")
+        b_running.set()
+        time.sleep(0.3)  # still running when "a" fails and the scheduler drains
+        seen_cancel[w.key] = cancel.is_set()
+        return f"ok:{w.key}"
+
+    def on_error(w: W, exc: BaseException) -> str:
+        sched.drain()
+        return f"error:{w.key}"
+
+    done, skipped = sched.run([W(k) for k in "abcde"], execute, on_error)
+    assert dict((w.key, r) for w, r in done) == {"a": "error:a", "b": "ok:b"}
+    assert seen_cancel == {"b": False}
+    assert [w.key for w in skipped] == ["c", "d", "e"]

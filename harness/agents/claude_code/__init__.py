@@ -11,7 +11,7 @@ docs/claude-code-contract.md for the formats.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -66,6 +66,13 @@ class ClaudeCodeAdapter(AgentAdapter):
         "`python -m harness agents install claude-code` and pass the path it prints as "
         "--agent-bin (or put claude on PATH)"
     )
+    pinned_version: ClassVar[str | None] = CLAUDE_CODE_VERSION
+
+    @classmethod
+    def install(cls, target: Path | None, log: Callable[[str], None]) -> Path:
+        from harness.agents.claude_code.install import install
+
+        return install(target, log)
 
     def client_model(self, model: str) -> str:
         """The client takes a bare model id: ``anthropic/claude-sonnet-4-5`` runs

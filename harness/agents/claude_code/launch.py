@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.agents.env import STRIPPED_PREFIXES, STRIPPED_VARS
 
 #: The client version the harness is tested with: the one place it is pinned
-#: (``scripts/install-claude-code.sh`` reads it from here), so an installed wheel knows it.
+#: (``agents install claude-code`` installs it), so an installed wheel knows it.
 CLAUDE_CODE_VERSION = "2.1.332"
 
 #: The tools the parent and its subagents need: spawn, read a shard, write the artifact.

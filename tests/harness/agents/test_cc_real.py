@@ -28,11 +28,8 @@ from scripted_model.claude_scripts import CLAUDE_SCRIPTS
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
-INSTALL = REPO / "scripts" / "install-claude-code.sh"
 #: A scripted run takes 5-10 s; the margin covers a loaded 2-core machine.
 RUN_TIMEOUT_S = 180
-#: npm install of the client (about 400 MB unpacked) with a cold cache.
-INSTALL_TIMEOUT_S = 900
 
 pytestmark = pytest.mark.real_agent
 

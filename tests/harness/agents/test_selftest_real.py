@@ -67,7 +67,7 @@ def test_nothing_of_the_run_is_left_running(selftest_run: dict) -> None:
 
 def test_items_rescore_to_the_same_verdict(selftest_run: dict) -> None:
     """``score ITEM_DIR`` finds the adapter in item.json and re-scores the bundle."""
-    (run,) = selftest_run["runs"].iterdir()
+    (run,) = [p for p in selftest_run["runs"].iterdir() if p.is_dir()]
     for item in load_report(run).items:
         done = subprocess.run(
             [sys.executable, "-m", "harness", "score", str(run / "items" / item.item_dir)],
@@ -95,7 +95,7 @@ def test_prime_agent_turns_come_from_the_more_complete_source(selftest_run: dict
     children wake it), so its transcript holds more turns than the stream."""
     if selftest_run["agent"] != "prime-agent":
         pytest.skip("prime-agent's stream and transcript only")
-    (run,) = selftest_run["runs"].iterdir()
+    (run,) = [p for p in selftest_run["runs"].iterdir() if p.is_dir()]
     seen_longer_transcript = False
     for item in load_report(run).items:
         item_dir = run / "items" / item.item_dir

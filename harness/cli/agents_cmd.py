@@ -1,0 +1,92 @@
+"""``agents list`` and ``agents install``: which agents the harness can run, which are
+installed here, and getting the pinned client of one that can be installed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from harness.cli.errors import translate_errors
+from harness.cli.options import option
+
+
+@click.group("agents")
+def agents_group() -> None:
+    """The agents the harness can evaluate."""
+
+
+@agents_group.command("list")
+@option("--json", "as_json", is_flag=True, help="Print the agents as a JSON array.")
+@translate_errors
+def list_cmd(as_json: bool) -> None:
+    """Every registered agent: what it is, its binary here (PATH, or its *_BIN variable)
+    with the version it reports, the version the harness is tested with, and how to get it.
+    Asking a version runs the binary with a throw-away HOME."""
+    from harness.agents import REGISTRY, adapter_class, parse_agent
+    from harness.run.preflight import check_agent
+
+    rows = []
+    for name, entry in REGISTRY.items():
+        cls = adapter_class(name)
+        binary = os.environ.get(cls.binary_env) if cls.binary_env else None
+        agent = parse_agent(name, binary or None)
+        found = check_agent(agent)
+        ready = agent.simulated or (found.check is not None and found.check.ok)
+        reported = (found.version or "").split(" ")[0]
+        rows.append(
+            {
+                "name": name,
+                "summary": entry.summary,
+                "binary": None if agent.simulated else found.command,
+                "version": found.version,
+                "pinned_version": cls.pinned_version,
+                "tested_version": (
+                    None
+                    if cls.pinned_version is None or not ready
+                    else reported == cls.pinned_version
+                ),
+                "ready": ready,
+                "problem": None if ready or found.check is None else found.check.detail,
+                "install_hint": cls.install_hint,
+            }
+        )
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{row['name']}: {row['summary']}")
+        if row["binary"] is None:
+            click.echo("  built in: ready")
+            continue
+        pinned = f" (tested with {row['pinned_version']})" if row["pinned_version"] else ""
+        if row["ready"]:
+            mismatch = " — not the tested version" if row["tested_version"] is False else ""
+            click.echo(f"  {row['binary']}: {row['version']}{pinned}{mismatch}")
+        else:
+            click.echo(f"  not ready: {row['problem']}{pinned}")
+            click.echo(f"  to install: {row['install_hint']}")
+
+
+@agents_group.command("install")
+@click.argument("name")
+@option(
+    "--dir",
+    "target",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Install into this directory (default: the agent's own place in the user's cache, "
+    "e.g. ~/.cache/swarm-harness/claude-code-<version>).",
+)
+@translate_errors
+def install_cmd(name: str, target: Path | None) -> None:
+    """Install the pinned client of agent NAME (claude-code) and print its executable's
+    path (give it as --agent-bin, or set CLAUDE_CODE_BIN). Reuses an install of the pinned
+    version; progress goes to stderr."""
+    from harness.agents import adapter_class
+
+    cls = adapter_class(name)
+    path = cls.install(target, lambda line: click.echo(line, err=True))
+    click.echo(str(path))

@@ -1,0 +1,168 @@
+"""A full disk: one line naming the file, the finished items kept, ``--resume`` to go on,
+exit 3. On a real tmpfs filled up mid-run (in a user+mount namespace, ``unshare -rm``), and
+with the error injected where the namespace is not available."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.agents import parse_agent
+from harness.errors import EXIT_INFRA
+from harness.executors.local import LocalExecutor
+from harness.model.report import load_report
+from harness.plan import RunConfig
+from harness.run.execute import execute_run
+
+REPO = Path(__file__).resolve().parent.parent.parent
+TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
+
+pytestmark = pytest.mark.slow
+
+#: Run inside the namespace: a 16 MB tmpfs as the runs dir; the run is started, the disk is
+#: filled once its first item finished, then emptied and the run resumed. What each step
+#: printed is written as JSON on stdout for the test to check.
+SCENARIO = textwrap.dedent(
+    """
+    import json, os, subprocess, sys, time
+    from pathlib import Path
+    mnt = Path(sys.argv[1])
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], check=True)
+    runs = mnt / "runs"
+    harness = [sys.executable, "-m", "harness", "run", "--runs-dir", str(runs)]
+    first = subprocess.Popen(
+        [*harness, "--fixture", sys.argv[2], "--agent", "sim:slow=1", "--trials", "4",
+         "--concurrency", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not list(runs.glob("*/items/*/result.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    filler = mnt / "filler"
+    with open(filler, "wb", buffering=0) as fh:  # fill the disk to the last byte
+        try:
+            while True:
+                fh.write(b"x" * 65536)
+        except OSError:
+            pass
+        try:
+            while True:
+                fh.write(b"x")
+        except OSError:
+            pass
+    out, err = first.communicate(timeout=300)
+    run_dir = next(p for p in runs.iterdir() if p.is_dir())
+    kept = sorted(p.parent.name for p in run_dir.glob("items/*/result.json"))
+    stamps = {p.parent.name: p.stat().st_mtime_ns for p in run_dir.glob("items/*/result.json")}
+    filler.unlink()
+    second = subprocess.run(
+        [*harness, "--resume", str(run_dir), "--json"], capture_output=True, text=True,
+        timeout=300,
+    )
+    after = {p.parent.name: p.stat().st_mtime_ns for p in run_dir.glob("items/*/result.json")}
+    json.dump({
+        "first": [first.returncode, out, err], "second": [second.returncode, second.stdout,
+        second.stderr], "run_dir": str(run_dir), "kept": kept,
+        "untouched": all(after.get(k) == v for k, v in stamps.items()),
+    }, sys.stdout)
+    """
+)
+
+
+def _namespace_works() -> str | None:
+    """None when ``unshare -rm`` can mount a tmpfs here, else why not."""
+    if shutil.which("unshare") is None:
+        return "no unshare(1) on this machine"
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        return f"unshare -rm cannot mount a tmpfs here: {probe.stderr.strip()}"
+    return None
+
+
+def test_a_disk_that_fills_up_mid_run(tmp_path: Path) -> None:
+    why = _namespace_works()
+    if why is not None:
+        pytest.skip(why)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    script = tmp_path / "scenario.py"
+    script.write_text(SCENARIO, encoding="utf-8")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the workspaces stay on a disk with room
+    proc = subprocess.run(
+        ["unshare", "-rm", sys.executable, str(script), str(mnt), TINY],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    code, out, err = seen["first"]
+    run_dir = seen["run_dir"]
+    assert code == EXIT_INFRA, (out, err)
+    assert "Traceback" not in err
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert line.startswith("error: no space left on device writing " + run_dir)
+    assert f"{len(seen['kept'])} of 4 items finished and kept in {run_dir}" in line
+    assert line.endswith(f"free space, then resume with --resume {run_dir}")
+    assert 1 <= len(seen["kept"]) < 4
+    # The item that hit the full disk shows its cause alone, no criteria.
+    failed = [ln for ln in err.splitlines() if "error in" in ln]
+    assert failed and all("no space left on device writing" in ln for ln in failed)
+    assert not any("coverage" in ln for ln in failed)
+
+    code, out, err = seen["second"]
+    assert code == 0, err
+    report = json.loads(out)
+    assert [i["status"] for i in report["items"]] == ["resolved"] * 4
+    assert report["interrupted"] is False
+    assert seen["untouched"]  # the kept items were not run again
+
+
+def test_a_full_disk_in_an_item_stops_the_run_and_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Injected ENOSPC in the second item: the running ones finish, nothing new starts, the
+    report (written: the disk had room again for it) says why, and the exit code is 3."""
+    real = LocalExecutor.run_item
+    calls: list[str] = []
+
+    def run_item(self, work, opts, item_dir, cancel, slot):  # type: ignore[no-untyped-def]
+        calls.append(work.key)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(item_dir / "item.json"))
+        return real(self, work, opts, item_dir, cancel, slot)
+
+    monkeypatch.setattr(LocalExecutor, "run_item", run_item)
+    config = RunConfig(
+        fixtures=(TINY,),
+        models=(),
+        agent=parse_agent("sim"),
+        trials=5,
+        concurrency=1,
+        runs_dir=tmp_path / "runs",
+    )
+    outcome = execute_run(config)
+    assert outcome.exit_code == EXIT_INFRA
+    report = load_report(outcome.run_dir)
+    statuses = {i.key: i.status for i in report.items}
+    assert list(statuses.values()).count("error") == 1
+    errored = next(i for i in report.items if i.status == "error")
+    assert errored.facts.error is not None
+    assert errored.facts.error.startswith("no space left on device writing ")
+    assert report.interrupted and len(report.not_started) >= 2
+    assert report.notes[-1].startswith("stopped early: no space left on device")
+    assert len(calls) <= 3  # at most one item was already preparing ahead
