@@ -30,11 +30,13 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import tarfile
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -81,56 +83,86 @@ def _untar(data: bytes, dest: Path) -> None:
         tar.extractall(dest, filter="data")
 
 
+@contextlib.contextmanager
+def _interrupts_cancel(cancel: threading.Event) -> Iterator[None]:
+    """While the block runs, an interrupt of the task sets ``cancel`` instead of raising.
+
+    ``ray.cancel(force=False)`` interrupts the task's main thread (``interrupt_main``, a
+    simulated SIGINT), and does so more than once. A KeyboardInterrupt landing while the
+    item stops its agent and collects would cut the clean-up short: the scratch dir would
+    be removed while the item still writes its bundle there, and the item would make it
+    again, ownerless, and leave it behind. So the interrupt only asks the item to stop.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(_signum: int, _frame: object) -> None:
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _run_on_node(work: WorkItem, opts: ItemOptions, fixture_tar: bytes) -> tuple[str, bytes]:
     """The Ray task: the item's whole lifecycle on this node; returns the node's id and the
     bundle tarball.
 
-    The item runs in a thread; this (the task's main) thread waits, so a cancel without
-    force (a KeyboardInterrupt here) becomes the item's own cancel and clean-up.
+    The item runs in a thread while this (the task's main) thread waits; a cancel without
+    force becomes the item's own cancel (:func:`_interrupts_cancel`). Only once the item
+    has stopped and its scratch dir is gone does the task end as cancelled.
     """
     become_subreaper()  # a detached daemon of the agent stays in this worker's tree
-    scratch = Path(tempfile.mkdtemp(prefix=NODE_TMP_PREFIX))
-    # Owned by this worker process: a task killed mid-item (a forced cancel, a lost node)
-    # never reaches the clean-up below, and `clean` (or the next run) removes the dir once
-    # its owner is gone.
-    stamp_dir(scratch, opts.token_prefix.partition("@")[0])
-    try:
-        fixture_dir = scratch / "fixture"
-        _untar(fixture_tar, fixture_dir)
-        fixture = dataclasses.replace(
-            work.fixture,
-            path=fixture_dir,
-            shard_paths=tuple(fixture_dir / SHARDS_DIR / p.name for p in work.fixture.shard_paths),
-        )
-        local = dataclasses.replace(work, fixture=fixture)
-        item_dir = scratch / "bundle"
-        cancel = threading.Event()
-        failure: list[BaseException] = []
-
-        def body() -> None:
-            try:
-                run_item(local, opts, item_dir, cancel)
-            except BaseException as exc:  # handed to the waiting thread
-                failure.append(exc)
-
-        thread = threading.Thread(target=body, name=f"item:{work.key}", daemon=True)
-        thread.start()
+    cancel = threading.Event()
+    failure: list[BaseException] = []
+    returned: tuple[str, bytes] | None = None
+    with _interrupts_cancel(cancel):
+        scratch = Path(tempfile.mkdtemp(prefix=NODE_TMP_PREFIX))
+        # Owned by this worker process: a task killed mid-item (a forced cancel, a lost
+        # node) never reaches the clean-up below, and `clean` (or the next run) removes the
+        # dir once its owner is gone.
+        stamp_dir(scratch, opts.token_prefix.partition("@")[0])
         try:
-            while thread.is_alive():
-                thread.join(POLL_S)
-        except KeyboardInterrupt:  # ray.cancel(force=False): stop the agent, clean up
-            cancel.set()
-            thread.join()
-            raise
-        finally:
-            reap_orphans()
-        if failure:
-            raise failure[0]
-        import ray
+            fixture_dir = scratch / "fixture"
+            _untar(fixture_tar, fixture_dir)
+            fixture = dataclasses.replace(
+                work.fixture,
+                path=fixture_dir,
+                shard_paths=tuple(
+                    fixture_dir / SHARDS_DIR / p.name for p in work.fixture.shard_paths
+                ),
+            )
+            local = dataclasses.replace(work, fixture=fixture)
+            item_dir = scratch / "bundle"
 
-        return ray.get_runtime_context().get_node_id(), _tar_dir(item_dir)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+            def body() -> None:
+                try:
+                    run_item(local, opts, item_dir, cancel)
+                except BaseException as exc:  # handed to the waiting thread
+                    failure.append(exc)
+
+            thread = threading.Thread(target=body, name=f"item:{work.key}", daemon=True)
+            thread.start()
+            try:
+                while thread.is_alive():
+                    thread.join(POLL_S)
+            finally:
+                reap_orphans()
+            if not cancel.is_set() and not failure:
+                import ray
+
+                returned = ray.get_runtime_context().get_node_id(), _tar_dir(item_dir)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if cancel.is_set():
+        raise KeyboardInterrupt  # what a cancelled task ends with: the head sees it cancelled
+    if failure:
+        raise failure[0]
+    assert returned is not None
+    return returned
 
 
 def _sweep_node(prefix: str) -> int:
