@@ -116,8 +116,8 @@ def test_prune_needs_a_rule_and_a_readable_age(copy: Path) -> None:
 
 def test_older_than_and_keep_both_apply(copy: Path) -> None:
     runs = list_runs(copy)
-    created = dt.datetime.fromisoformat(runs[1].created_at)
-    now = created + dt.timedelta(days=30, seconds=0.5)
+    second, third = (dt.datetime.fromisoformat(r.created_at) for r in runs[1:3])
+    now = second + (third - second) / 2 + dt.timedelta(days=30)  # the runs are < 1 s apart
     # Only runs started more than 30 days before `now`: the first two (the first is
     # needed as a baseline, so only the second goes).
     plan = plan_prune(copy, None, dt.timedelta(days=30), now=now)
