@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,24 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Captures of the real prime-agent CLI (v0.8.0), copied from shared/real-runs so that every
 #: clone runs these tests (see tests/data/real-runs/README.md).
 REAL_RUNS = REPO_ROOT / "tests" / "data" / "real-runs"
+
+
+def _harness_temp_dirs() -> set[Path]:
+    from harness.item.leftovers import TEMP_PREFIX, temp_roots
+
+    return {p for root in temp_roots() for p in root.glob(TEMP_PREFIX + "*") if p.is_dir()}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_ownerless_temp_dirs() -> Iterator[None]:
+    """The session leaves no harness temp dir without its owner stamp: `clean` removes a
+    dead run's stamped dirs, but nobody ever removes one without a stamp."""
+    from harness.item.leftovers import OWNER_FILE
+
+    before = _harness_temp_dirs()
+    yield
+    left = sorted(p for p in _harness_temp_dirs() - before if not (p / OWNER_FILE).exists())
+    assert left == [], f"tests left temp dirs no one will remove: {[str(p) for p in left]}"
 
 
 @pytest.fixture

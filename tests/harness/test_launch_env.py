@@ -24,7 +24,7 @@ CALLER = {
 
 @pytest.fixture
 def env_and_root(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    root = make_workdir(str(tmp_path))
+    root = make_workdir(base_dir=str(tmp_path))
     paths = build_item_paths(root, TINY)
     env, _ = base_env(CALLER, paths, "tok")
     item = ItemSpec("tiny:m:1", "p/m", "TASK", Manifest("tiny", "x.md", ()), tmp_path)

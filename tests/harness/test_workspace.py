@@ -26,7 +26,7 @@ def prepare(
     model: str = "anthropic/m",
 ) -> tuple[ItemPaths, Launch]:
     """One prime-agent item prepared as run_item prepares it."""
-    paths = build_item_paths(make_workdir(str(tmp_path)), _fixture(tmp_path))
+    paths = build_item_paths(make_workdir(base_dir=str(tmp_path)), _fixture(tmp_path))
     env, _ = base_env(caller if caller is not None else {}, paths, "tok")
     item = ItemSpec("fx:m:1", model, "TASK", MANIFEST, credentials_source=source or tmp_path)
     return paths, PrimeAgentAdapter().prepare(paths, item, env, "tok")
@@ -75,7 +75,7 @@ def test_repo_build_ignores_callers_git_dir(
     subprocess.run(["git", "init", "-q", str(caller)], check=True, env=scrubbed_git_env(os.environ))
     monkeypatch.setenv("GIT_DIR", str(caller / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(caller))
-    ws = build_item_paths(make_workdir(str(tmp_path)), _fixture(tmp_path))
+    ws = build_item_paths(make_workdir(base_dir=str(tmp_path)), _fixture(tmp_path))
     assert (ws.repo / ".git").is_dir()
     # The caller's repository got no commit from us.
     log = subprocess.run(
@@ -190,5 +190,5 @@ def test_per_agent_prompts_stay_out_of_the_repo_and_pick_the_agent(tmp_path: Pat
     assert fixture.content_hash() != before  # part of the run's identity
     assert fixture.agent_task("other-agent") == "OTHER AGENT PROMPT"
     assert parse_agent("sim").task_text(fixture) == fixture.task_text  # no task.sim.txt
-    paths = build_item_paths(make_workdir(str(tmp_path)), fx_dir)
+    paths = build_item_paths(make_workdir(base_dir=str(tmp_path)), fx_dir)
     assert not any(p.name.startswith("task.") for p in paths.repo.iterdir())
