@@ -8,21 +8,32 @@ exports only what every agent shares; an agent's entry point is imported from it
 
 from __future__ import annotations
 
-from scorers.records import RunEvidence
+from scorers.records import RunEvidence, TokenUsage
 from scorers.score import score_evidence, score_nothing
 from scorers.types import SCORE_SCHEMA_VERSION, Manifest, Opener, Shard
-from scorers.verdict import Check, DuplicateSpawn, ItemScore, UntracedShard, WrongAnswer
+from scorers.verdict import (
+    Check,
+    DuplicateSpawn,
+    Efficiency,
+    ItemScore,
+    UntracedShard,
+    UsageSummary,
+    WrongAnswer,
+)
 
 __all__ = [
     "SCORE_SCHEMA_VERSION",
     "Check",
     "DuplicateSpawn",
+    "Efficiency",
     "ItemScore",
     "Manifest",
     "Opener",
     "RunEvidence",
     "Shard",
+    "TokenUsage",
     "UntracedShard",
+    "UsageSummary",
     "WrongAnswer",
     "score_evidence",
     "score_nothing",

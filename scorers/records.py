@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from scorers.tokens import NO_TOKENS, ReportedUsage, TokenUsage, UsageTally
+
 #: A path as the scorer compares it: its non-empty parts (split on both ``/`` and ``\\``)
 #: joined by ``/``, so ``/a//b``, ``\\a\\b`` and ``a/b/`` are all ``a/b``. Paths are never
 #: canonicalised beyond that (resolving links is the collector's job). A string rather
@@ -19,6 +21,9 @@ NormPath = str
 
 #: A path's tail as separate parts, e.g. ``(<root id>, <child id>, <file name>)``.
 PathParts = tuple[str, ...]
+
+
+__all__ = ["NO_TOKENS", "ReportedUsage", "TokenUsage", "UsageTally"]  # re-exported
 
 
 def normalize_path(path: str) -> NormPath:
@@ -142,37 +147,41 @@ class ReceiptIndex:
 
 
 @dataclass(frozen=True, slots=True)
-class UsageTally:
-    """The parent's own assistant messages, as one source recorded them."""
-
-    assistant_messages: int = 0
-    failed_assistant_messages: int = 0
-    tokens: int = 0
-    first_error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class SessionParse:
-    """The parent transcript: its id, the receipts it holds and the usage it records."""
+    """The parent transcript: its id, the receipts it holds and the usage it records.
+
+    ``child_usage`` is what the transcript attributes to children (prime-agent) or what
+    the children's own transcripts hold (Claude Code), with ``child_usage_exact`` False
+    when that source under-counts and ``child_cost_usd`` the agent's own price of it.
+    ``started_at`` / ``ended_at`` are its first and last timestamps (ISO-8601).
+    """
 
     header_id: str | None
     receipts: ReceiptIndex
-    child_tokens: int
+    child_usage: TokenUsage
     usage: UsageTally
     malformed_lines: int = 0
     replies: tuple[ChildReply, ...] = ()
     #: Every notice and failure, in transcript order (``receipts`` holds their child ids).
     notices: tuple[ChildNotice, ...] = ()
+    child_usage_exact: bool = True
+    child_cost_usd: float | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class StreamParse:
     """The parent's live event stream. ``events`` counts every readable event line (the
-    session header is not an event)."""
+    session header is not an event). ``reported`` is the agent's own account of the run's
+    usage when the stream carries one; ``cut_short`` says the stream ended in the middle of
+    a turn (the agent was stopped), so what it records may lack the last model calls."""
 
     events: int
     usage: UsageTally
     malformed_lines: int = 0
+    reported: ReportedUsage | None = None
+    cut_short: bool = False
 
 
 # -------------------------------------------------------------------- answers and files
@@ -215,6 +224,10 @@ class ChildSession:
     started_at: str | None = None
     tasks: frozenset[tuple[str, str]] = frozenset()
     worked: bool = False
+    #: Its last timestamp (ISO-8601): with ``started_at``, when the child was busy.
+    ended_at: str | None = None
+    #: The tokens its own model turns used, as its transcript records them.
+    usage: TokenUsage = NO_TOKENS
 
 
 UsageSource = Literal["stream", "transcript"]

@@ -10,9 +10,10 @@ import dataclasses
 
 import scorers.criteria as rubric
 from scorers.criteria import ScoringContext
+from scorers.efficiency import efficiency
 from scorers.records import LedgerParse, RunEvidence
 from scorers.types import Manifest
-from scorers.usage import choose_usage, model_reached
+from scorers.usage import model_reached, parent_usage, summarize_usage
 from scorers.verdict import Check, ItemScore
 
 _SCORE_FIELDS = frozenset(f.name for f in dataclasses.fields(ItemScore))
@@ -40,7 +41,8 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
             )
         )
     session = evidence.session
-    usage = choose_usage(evidence.stream, session)
+    parent = parent_usage(evidence.stream, session)
+    usage = summarize_usage(evidence, parent)
     return ItemScore(
         **details,  # type: ignore[arg-type]  # the judges' fields, checked by the dataclass
         child_session_dirs=evidence.child_session_dirs,
@@ -52,16 +54,16 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
         stdout_malformed_lines=(
             evidence.stream.malformed_lines if evidence.stream is not None else 0
         ),
-        tokens_used=usage.tokens_used,
-        parent_tokens=usage.parent.tokens,
-        child_tokens=usage.child_tokens,
-        turns=usage.parent.assistant_messages,
-        assistant_messages=usage.parent.assistant_messages,
-        failed_assistant_messages=usage.parent.failed_assistant_messages,
-        model_reached=model_reached(usage.parent),
-        agent_error=usage.parent.first_error,
+        tokens_used=usage.total.total,
+        turns=parent.tally.assistant_messages,
+        assistant_messages=parent.tally.assistant_messages,
+        failed_assistant_messages=parent.tally.failed_assistant_messages,
+        model_reached=model_reached(parent.tally),
+        agent_error=parent.tally.first_error,
         parent_session_id=session.header_id if session is not None else None,
         checks=tuple(checks),
+        usage=usage,
+        efficiency=efficiency(evidence, usage, manifest),
     )
 
 

@@ -17,8 +17,10 @@ Opener = Callable[[], IO[bytes]]
 
 #: 2: the ``provenance`` criterion and its fields. 3: ``checks``, one per registry criterion.
 #: 4: ``checks`` is the only record of each verdict (no pass flags, ``resolved`` or
-#: ``failures`` beside it); a check has ``details`` and no ``field``.
-SCORE_SCHEMA_VERSION = 4
+#: ``failures`` beside it); a check has ``details`` and no ``field``. 5: ``usage`` (four
+#: billed fields, parent/children, per model, complete or a lower bound) and ``efficiency``
+#: replace ``parent_tokens`` / ``child_tokens``.
+SCORE_SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)

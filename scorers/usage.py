@@ -1,50 +1,117 @@
-"""Usage and efficiency: reported, never gating, except that the model must be reached.
+"""Usage: what a run used, from the source its agent makes authoritative, and whether the
+evidence holds all of it. Reported, never gating, except that the model must be reached.
 
-The parent's own turns and tokens come from one source, never from both: its live event
-stream, unless the parent transcript holds more assistant messages. The transcript holds
-everything the stream has, and more when the parent kept working after the CLI's stream had
-ended (children torn down at exit wake it with notices, and it answers them); a stream with
-no readable event (missing, empty, garbage) leaves the transcript as the only source.
-Children's tokens come from the transcript's usage attribution entries.
+Sources, best first:
+
+1. The agent's own account of the whole run (``StreamParse.reported``: Claude Code's
+   ``result`` events): parent, subagents and internal calls, per model. Complete unless
+   the stream went on after it (cut short).
+2. The parent's own messages plus what the transcripts hold for its children
+   (prime-agent: the parent transcript's child usage attributions). The parent's messages
+   come from one source, never from both: its live event stream, unless the parent
+   transcript holds more assistant messages (it holds everything the stream has, and more
+   when the parent kept working after the stream ended); a stream with no readable event
+   leaves the transcript as the only source. A lower bound when a spawned child left no
+   transcript (its model calls were billed and recorded nowhere), when the stream was cut
+   short, or when a source under-counts (Claude Code's transcripts, used only without a
+   ``result`` event).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scorers.records import SessionParse, StreamParse, UsageSource, UsageTally
+from scorers.records import (
+    RunEvidence,
+    SessionParse,
+    SpawnEvent,
+    StreamParse,
+    UsageSource,
+    UsageTally,
+)
+from scorers.verdict import UsageSummary
 
 
 @dataclass(frozen=True, slots=True)
-class UsageResult:
-    """The parent's usage from one source, plus attributed child tokens."""
+class ParentUsage:
+    """The parent's own messages, from one source."""
 
     source: UsageSource | None
-    parent: UsageTally
-    child_tokens: int
-
-    @property
-    def tokens_used(self) -> int:
-        return self.parent.tokens + self.child_tokens
+    tally: UsageTally
 
 
-def choose_usage(stream: StreamParse | None, session: SessionParse | None) -> UsageResult:
-    """Take the parent's usage from the more complete of the stream and the transcript.
+def parent_usage(stream: StreamParse | None, session: SessionParse | None) -> ParentUsage:
+    """The parent's messages from the more complete of the stream and the transcript.
 
     Stops double counting: the transcript repeats the stream's assistant messages, so
     adding both sources would inflate turns and tokens. Stops under-counting too: a parent
     that kept working after the stream ended has turns only the transcript saw. On a tie
     the stream wins (it is written live, so it survives a transcript cut short).
     """
-    child_tokens = session.child_tokens if session is not None else 0
     streamed = stream.usage.assistant_messages if stream is not None else 0
     if session is not None and session.usage.assistant_messages > streamed:
-        return UsageResult("transcript", session.usage, child_tokens)
+        return ParentUsage("transcript", session.usage)
     if stream is not None and stream.events > 0:
-        return UsageResult("stream", stream.usage, child_tokens)
+        return ParentUsage("stream", stream.usage)
     if session is not None:
-        return UsageResult("transcript", session.usage, child_tokens)
-    return UsageResult(None, UsageTally(), child_tokens)
+        return ParentUsage("transcript", session.usage)
+    return ParentUsage(None, UsageTally())
+
+
+def _unrecorded_children(evidence: RunEvidence) -> list[str]:
+    """Children the parent spawned (depth 1) that left no transcript to count."""
+    parents = set(evidence.parent_paths)
+    spawned = {
+        e.child_id
+        for e in evidence.ledger.events
+        if type(e) is SpawnEvent and e.depth == 1 and e.parent in parents
+    }
+    recorded = {c.child_id for c in evidence.child_sessions}
+    return sorted(spawned - recorded)
+
+
+def summarize_usage(evidence: RunEvidence, parent: ParentUsage) -> UsageSummary:
+    """The run's usage from its best source, with what is known to be missing."""
+    stream, session = evidence.stream, evidence.session
+    if stream is not None and stream.reported is not None:
+        reported = stream.reported
+        gaps = ("the stream went on after its last usage report",) if stream.cut_short else ()
+        return UsageSummary(
+            total=reported.total,
+            by_model=dict(reported.by_model),
+            complete=not gaps,
+            source="the agent's usage report",
+            gaps=gaps,
+            agent_reported_cost_usd=reported.cost_usd,
+        )
+    children = session.child_usage if session is not None else None
+    gaps_list: list[str] = []
+    if parent.source is None:
+        gaps_list.append("no parent stream or transcript")
+    if stream is not None and stream.cut_short and parent.source == "stream":
+        gaps_list.append("the parent's stream was cut short mid-turn")
+    if not parent.tally.exact or (session is not None and not session.child_usage_exact):
+        gaps_list.append("transcripts under-count output tokens (no usage report)")
+    missing = _unrecorded_children(evidence)
+    if missing:
+        shown = ", ".join(missing[:3]) + (
+            f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        )
+        gaps_list.append(f"spawned children without a transcript: {shown}")
+    total = parent.tally.usage if children is None else parent.tally.usage + children
+    costs = [parent.tally.cost_usd, session.child_cost_usd if session is not None else None]
+    cost = None
+    if parent.tally.cost_usd is not None:
+        cost = sum(c for c in costs if c is not None)
+    return UsageSummary(
+        total=total,
+        parent=parent.tally.usage,
+        children=children,
+        complete=not gaps_list,
+        source=f"parent {parent.source or 'none'} + children's usage in the transcripts",
+        gaps=tuple(gaps_list),
+        agent_reported_cost_usd=cost,
+    )
 
 
 def model_reached(usage: UsageTally) -> bool:

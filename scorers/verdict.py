@@ -16,6 +16,7 @@ import typing
 from typing import Any
 
 from scorers.codec import decode, encode
+from scorers.records import NO_TOKENS, TokenUsage
 from scorers.types import SCORE_SCHEMA_VERSION
 
 
@@ -65,6 +66,54 @@ class Check:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class UsageSummary:
+    """What one run used, from the source the agent makes authoritative (``source``).
+
+    ``total`` is everything billed (parent, children, the agent's internal calls);
+    ``parent`` and ``children`` split it where the agent tells them apart (None where it
+    does not); ``by_model`` splits it per model as the agent names them (empty when it does
+    not say, and then every token is the run's model's). ``complete`` is False when the
+    evidence is known to miss usage (a spawned child with no transcript, a stream cut
+    short, a source that under-counts): the figures are then a lower bound, and ``gaps``
+    says why. ``agent_reported_cost_usd`` is the agent's own price of the run, if it gives
+    one (never used for ``cost_usd``, which the harness prices itself).
+    """
+
+    total: TokenUsage = NO_TOKENS
+    parent: TokenUsage | None = None
+    children: TokenUsage | None = None
+    by_model: dict[str, TokenUsage] = dataclasses.field(default_factory=dict)
+    complete: bool = True
+    source: str = "none"
+    gaps: tuple[str, ...] = ()
+    agent_reported_cost_usd: float | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Efficiency:
+    """How the swarm spent its work (reported, never gating; None where the evidence does
+    not tell).
+
+    ``tokens_per_shard``: total tokens / shards. ``children_share``: the children's part of
+    the tokens. ``spawn_overhead``: depth-1 spawns / shards (1.0: one child per shard; more:
+    retries or duplicates). ``peak_parallel_children``: the most children busy at once;
+    ``busy_over_wall``: the children's busy time summed, over the parent's wall time (a
+    parent that waits for each child before spawning the next shows about 1.0; eight
+    children working side by side, about 8). Busy time runs from a child transcript's first
+    to its last timestamp; the parent's wall time from its transcript's first to last.
+    """
+
+    shards: int = 0
+    tokens_per_shard: float | None = None
+    children_share: float | None = None
+    depth1_spawns: int = 0
+    spawn_overhead: float | None = None
+    peak_parallel_children: int | None = None
+    busy_over_wall: float | None = None
+    parent_wall_s: float | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ItemScore:
     """The verdict on one run, with the evidence behind each criterion."""
 
@@ -88,9 +137,8 @@ class ItemScore:
     transcript_malformed_lines: int
     child_session_malformed_lines: int
     stdout_malformed_lines: int
+    #: ``usage.total.total``: every token billed (kept as one number for tables and gates).
     tokens_used: int
-    parent_tokens: int
-    child_tokens: int
     turns: int
     assistant_messages: int
     failed_assistant_messages: int
@@ -99,6 +147,9 @@ class ItemScore:
     parent_session_id: str | None
     #: Every criterion of the registry, in order: the one record of each verdict.
     checks: tuple[Check, ...] = ()
+    #: None only in scores read from reports that predate them (``tokens_used`` alone).
+    usage: UsageSummary | None = None
+    efficiency: Efficiency | None = None
     schema_version: int = SCORE_SCHEMA_VERSION
 
     @property

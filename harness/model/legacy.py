@@ -1,4 +1,8 @@
-"""Reading reports of earlier schema versions (2 and 3) as version 4.
+"""Reading reports of earlier schema versions (2, 3 and 4) as the current one (5).
+
+Version 4 differs from 5 only in its item scores: they carry ``parent_tokens`` and
+``child_tokens`` where 5 has ``usage`` and ``efficiency``; an upgraded score has neither
+(None: not recorded then) and keeps ``tokens_used``.
 
 The conversion is structural: nothing is re-judged or recomputed. Items move their run
 facts and score fields into nested objects; their criteria become ``checks`` (version 3
@@ -100,11 +104,26 @@ def _checks(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     return checks
 
 
+def upgrade_score(score: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 4 item score as version 5: its token split dropped, no usage record."""
+    kept = {k: v for k, v in score.items() if k not in ("parent_tokens", "child_tokens")}
+    return {**kept, "usage": None, "efficiency": None, "schema_version": SCORE_SCHEMA_VERSION}
+
+
+def upgrade_v4(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 4 report as version 5 (see the module docstring)."""
+    items = [{**i, "score": upgrade_score(i["score"])} for i in data["items"]]
+    notes = [*data.get("notes", []), "read from a schema-4 report: no usage breakdown"]
+    return {**data, "items": items, "notes": notes}
+
+
 def upgrade_item(item: Mapping[str, Any], options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A version 2 or 3 report item in version 4's shape (``options``: its run's)."""
+    """A version 2 or 3 report item in the current shape (``options``: its run's)."""
     flat = {**NEW_SCORE_FIELDS, **item, "agent_error": item.get("score_agent_error")}
     score = {name: flat[name] for name in _SCORE_FIELDS if name in flat}
-    score.update(checks=_checks(item), schema_version=SCORE_SCHEMA_VERSION)
+    score.update(
+        checks=_checks(item), usage=None, efficiency=None, schema_version=SCORE_SCHEMA_VERSION
+    )
     return {
         "key": item["key"],
         "fixture": item["fixture"],
@@ -172,8 +191,10 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2 or 3 report as a version 4 one (see the module docstring)."""
+    """A version 2, 3 or 4 report in the current shape (see the module docstring)."""
     version = data.get("schema_version")
+    if version == 4:
+        return upgrade_v4(data)
     notes: list[str] = [f"read from a schema-{version} report"]
     overall: list[Any] = list(data.get("overall") or [])
     comparison = data.get("comparison")

@@ -24,10 +24,12 @@ from scorers.criteria import criterion_names
 #: 1: items only. 2: summary, overall, comparison, interrupted. 3: stratified overall rate
 #: and comparison, the gate, missing fixtures, disagreement, the provenance criterion.
 #: 4: items nest their ``facts`` and ``score`` (``checks`` the one record of each
-#: criterion's verdict, criteria keyed by one name everywhere).
-REPORT_SCHEMA_VERSION = 4
+#: criterion's verdict, criteria keyed by one name everywhere). 5: item scores carry
+#: ``usage`` (four billed fields, parent/children, per model, complete or a lower bound)
+#: and ``efficiency``.
+REPORT_SCHEMA_VERSION = 5
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4)
+READABLE_VERSIONS = (2, 3, 4, 5)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 

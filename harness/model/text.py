@@ -11,6 +11,7 @@ from harness.model.item import ItemResult
 
 if TYPE_CHECKING:
     from harness.model.report import RunReport
+    from scorers import ItemScore
 from harness.model.record import Interval
 
 
@@ -131,3 +132,45 @@ def verdict_line(report: RunReport) -> str:
     o = cmp.overall
     gate = "gate passes" if cmp.gate.passed else "gate FAILS: " + "; ".join(cmp.gate.reasons)
     return f"{head}; vs baseline: {o.verdict} ({format_pp(o.delta)}); {gate}"
+
+
+def usage_line(score: ItemScore) -> str | None:
+    """What an item used, in one line: the four billed fields, parent and children where the
+    agent splits them, the agent's own price, and whether it is the whole bill."""
+    usage = score.usage
+    if usage is None:
+        return None
+    t = usage.total
+    parts = [
+        f"{t.total:,} tokens (input {t.input_tokens:,}, output {t.output_tokens:,}, "
+        f"cache read {t.cache_read_tokens:,}, cache write {t.cache_write_tokens:,})"
+    ]
+    if usage.parent is not None and usage.children is not None:
+        parts.append(f"parent {usage.parent.total:,}, children {usage.children.total:,}")
+    if usage.agent_reported_cost_usd is not None:
+        parts.append(f"the agent's own price ${usage.agent_reported_cost_usd:.4f}")
+    parts.append("complete" if usage.complete else "LOWER BOUND: " + "; ".join(usage.gaps))
+    return "usage: " + "; ".join(parts) + f" [{usage.source}]"
+
+
+def efficiency_line(score: ItemScore) -> str | None:
+    """How the swarm spent its work, in one line (figures the evidence cannot give are
+    left out)."""
+    eff = score.efficiency
+    if eff is None:
+        return None
+    parts = []
+    if eff.tokens_per_shard is not None:
+        parts.append(f"{eff.tokens_per_shard:,.0f} tokens per shard")
+    if eff.children_share is not None:
+        parts.append(f"children {format_pct(eff.children_share, 0)} of tokens")
+    if eff.spawn_overhead is not None:
+        parts.append(
+            f"{plural(eff.depth1_spawns, 'spawn')} for {plural(eff.shards, 'shard')} "
+            f"({eff.spawn_overhead:.2f})"
+        )
+    if eff.peak_parallel_children is not None:
+        parts.append(f"at most {plural(eff.peak_parallel_children, 'child', 'children')} at once")
+    if eff.busy_over_wall is not None:
+        parts.append(f"children's busy time {eff.busy_over_wall:.2f}x the parent's wall time")
+    return "efficiency: " + "; ".join(parts) if parts else None

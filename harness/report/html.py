@@ -20,6 +20,7 @@ from harness.model.report import RunReport
 from harness.model.story import ItemStory
 from harness.model.text import (
     baseline_label,
+    efficiency_line,
     format_ci,
     format_ci_pp,
     format_duration,
@@ -29,6 +30,7 @@ from harness.model.text import (
     item_cause,
     item_reasons,
     plural,
+    usage_line,
     verdict_line,
 )
 from harness.report import charts
@@ -305,6 +307,12 @@ def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: 
         out.append("<p>Why:</p><ul>" + "".join(f"<li>{_e(r)}</li>" for r in reasons) + "</ul>")
     if item.facts.agent_error:
         out.append(f"<p>Agent error: <code>{_e(item.facts.agent_error[:500])}</code></p>")
+    for field, line in (
+        ("usage", usage_line(item.score)),
+        ("efficiency", efficiency_line(item.score)),
+    ):
+        if line:
+            out.append(f'<p class="meta" data-field="{field}">{_e(line)}</p>')
     if story is None or story.problem:
         problem = story.problem if story is not None else "not readable"
         out.append(f'<p class="meta">Item directory: {_e(problem)}</p>')

@@ -32,6 +32,7 @@ from scorers.claude_code.subagent import (
 )
 from scorers.claude_code.types import ClaudeCodeArtifacts, SubagentFile
 from scorers.records import (
+    NO_TOKENS,
     ChildNotice,
     ChildReply,
     ChildSession,
@@ -116,6 +117,8 @@ def _child_session(sub: _Subagent, session_id: str, prompts: Mapping[str, str]) 
         started_at=parsed.started_at,
         tasks=frozenset({(session_id, agent_id)}) if holds_task else frozenset(),
         worked=parsed.usage.assistant_messages > parsed.usage.failed_assistant_messages,
+        ended_at=parsed.ended_at,
+        usage=parsed.usage.usage,
     )
 
 
@@ -140,11 +143,17 @@ def _session(
         sub = subagents.get(agent_id)
         report = sub.transcript.final_report if sub and sub.transcript else ""
         replies.append(ChildReply(agent_id, report, delivery.at))
-    child_tokens = sum(s.transcript.usage.tokens for s in subagents.values() if s.transcript)
+    child_usage = NO_TOKENS
+    for sub in subagents.values():
+        if sub.transcript is not None:
+            child_usage = child_usage + sub.transcript.usage.usage
     return SessionParse(
         header_id=session_id,
         receipts=ReceiptIndex(frozenset(replied), frozenset(n.child_id for n in notices)),
-        child_tokens=child_tokens,
+        child_usage=child_usage,
+        child_usage_exact=False,  # transcripts keep placeholder output counts
+        started_at=parent.started_at,
+        ended_at=parent.ended_at,
         usage=parent.usage,
         malformed_lines=parent.malformed_lines,
         replies=tuple(replies),

@@ -73,6 +73,9 @@ class ParentParse:
     agent_ids: Mapping[str, str]
     usage: UsageTally
     malformed_lines: int = 0
+    #: Its first and last timestamps (ISO-8601).
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 def _field(name: str, text: str) -> str | None:
@@ -116,6 +119,8 @@ class _Reader:
         self.agent_ids: dict[str, str] = {}
         self.tally = MessageTally()
         self.malformed = 0
+        self.first_at: str | None = None
+        self.last_at: str | None = None
 
     def record(self, record: dict[str, object]) -> None:
         if self.session_id is None and isinstance(record.get("sessionId"), str):
@@ -124,6 +129,9 @@ class _Reader:
             return
         kind = record.get("type")
         at = _str(record.get("timestamp"))
+        if at is not None:
+            self.first_at = self.first_at or at
+            self.last_at = at
         if kind == "assistant":
             self._assistant(record, at)
         elif kind == "user":
@@ -217,4 +225,6 @@ def parse_parent_transcript(stream: IO[bytes]) -> ParentParse:
         agent_ids=dict(reader.agent_ids),
         usage=reader.tally.result(),
         malformed_lines=reader.malformed + reader.tally.malformed,
+        started_at=reader.first_at,
+        ended_at=reader.last_at,
     )

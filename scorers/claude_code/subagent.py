@@ -42,6 +42,8 @@ class SubagentParse:
     final_report: str
     usage: UsageTally
     malformed_lines: int = 0
+    #: Its last timestamp (ISO-8601).
+    ended_at: str | None = None
 
 
 def parse_meta(stream: IO[bytes]) -> SubagentMeta:
@@ -79,7 +81,7 @@ def _text(content: object) -> str:
 
 def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
     """Read a whole subagent transcript; never raises on any input bytes."""
-    session_id = agent_id = started_at = prompt = None
+    session_id = agent_id = started_at = ended_at = prompt = None
     reports: dict[str, str] = {}  # message id -> its text so far (one record per block)
     last_id: str | None = None
     tally = MessageTally()
@@ -92,8 +94,10 @@ def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
             session_id = value["sessionId"]
         if agent_id is None and isinstance(value.get("agentId"), str):
             agent_id = value["agentId"]
-        if started_at is None and isinstance(value.get("timestamp"), str):
-            started_at = value["timestamp"]
+        if isinstance(value.get("timestamp"), str):
+            ended_at = value["timestamp"]
+            if started_at is None:
+                started_at = ended_at
         message = value.get("message")
         kind = value.get("type")
         if kind == "user" and prompt is None and isinstance(message, dict):
@@ -118,4 +122,5 @@ def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
         final_report=reports.get(last_id, "") if last_id is not None else "",
         usage=tally.result(),
         malformed_lines=malformed + tally.malformed,
+        ended_at=ended_at,
     )

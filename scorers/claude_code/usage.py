@@ -1,38 +1,87 @@
-"""Usage per assistant message, counted once per message id.
+"""Usage per assistant message, counted once per message id, and the run's own account.
 
 Claude Code writes one transcript record (and one stream event) per content block of an
 assistant message, each repeating the whole message's ``usage``: counting records would
-multiply the tokens by the number of blocks.
+multiply the tokens by the number of blocks. Those records keep the usage of the stream's
+``message_start``, whose ``output_tokens`` is a placeholder (1 on the Messages API), never
+the final count: a tally of them under-counts output and is marked inexact.
+
+The authoritative account is the ``result`` event's ``modelUsage``: per model, the
+client's own totals over the whole run (parent, subagents, internal calls), cumulative
+across the several ``result`` events a run can emit, with ``total_cost_usd`` beside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scorers.records import UsageTally
+from scorers.records import NO_TOKENS, ReportedUsage, TokenUsage, UsageTally
 
-#: The ``usage`` fields that are token counts (cache reads and writes are input too).
-TOKEN_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
+#: A message ``usage`` field -> the billed field it is.
+MESSAGE_FIELDS = (
+    ("input_tokens", "input_tokens"),
+    ("output_tokens", "output_tokens"),
+    ("cache_read_input_tokens", "cache_read_tokens"),
+    ("cache_creation_input_tokens", "cache_write_tokens"),
 )
+#: A ``modelUsage`` entry field -> the billed field it is.
+MODEL_USAGE_FIELDS = (
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("cacheReadInputTokens", "cache_read_tokens"),
+    ("cacheCreationInputTokens", "cache_write_tokens"),
+)
+
+
+def _fields(usage: object, names: tuple[tuple[str, str], ...]) -> TokenUsage | None:
+    if not isinstance(usage, Mapping):
+        return None
+    counts: dict[str, int] = {}
+    for theirs, ours in names:
+        value = usage.get(theirs, 0)
+        if value is None:
+            value = 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return None
+        counts[ours] = value
+    return TokenUsage(**counts)
+
+
+def message_usage(usage: object) -> TokenUsage | None:
+    """The billed fields of one message ``usage`` object, or ``None`` when it is not one."""
+    return _fields(usage, MESSAGE_FIELDS)
 
 
 def message_tokens(usage: object) -> int | None:
     """The tokens of one ``usage`` object, or ``None`` when it is not one."""
-    if not isinstance(usage, Mapping):
+    found = message_usage(usage)
+    return None if found is None else found.total
+
+
+def reported_usage(result: Mapping[str, object]) -> ReportedUsage | None:
+    """A ``result`` event's ``modelUsage`` and ``total_cost_usd``; ``None`` when it has no
+    readable ``modelUsage``."""
+    models = result.get("modelUsage")
+    if not isinstance(models, Mapping):
         return None
-    total = 0
-    for name in TOKEN_FIELDS:
-        value = usage.get(name, 0)
-        if value is None:
-            continue
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    by_model = []
+    for name, entry in models.items():
+        usage = _fields(entry, MODEL_USAGE_FIELDS)
+        if not isinstance(name, str) or usage is None or not isinstance(entry, Mapping):
             return None
-        total += value
-    return total
+        thinking = entry.get("thinkingTokens")
+        if isinstance(thinking, int) and not isinstance(thinking, bool) and thinking >= 0:
+            usage = TokenUsage(
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                thinking,
+            )
+        by_model.append((name, usage))
+    cost = result.get("total_cost_usd")
+    usd = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+    return ReportedUsage(tuple(sorted(by_model)), usd)
 
 
 class MessageTally:
@@ -42,7 +91,7 @@ class MessageTally:
         self._seen: set[str] = set()
         self.messages = 0
         self.failed = 0
-        self.tokens = 0
+        self.usage = NO_TOKENS
         self.first_error: str | None = None
         self.malformed = 0
 
@@ -62,14 +111,15 @@ class MessageTally:
             self.failed += 1
             if self.first_error is None:
                 self.first_error = error
-        tokens = message_tokens(message.get("usage"))
-        if tokens is None:
+        usage = message_usage(message.get("usage"))
+        if usage is None:
             self.malformed += 1
         else:
-            self.tokens += tokens
+            self.usage = self.usage + usage
 
     def result(self) -> UsageTally:
-        return UsageTally(self.messages, self.failed, self.tokens, self.first_error)
+        """The tally; inexact: transcripts keep placeholder output counts."""
+        return UsageTally(self.messages, self.failed, self.usage, self.first_error, exact=False)
 
 
 def record_error(record: Mapping[str, object]) -> str | None:

@@ -7,7 +7,8 @@
   "spawn:<childId>"`` and the sender's session id in ``details.from.sessionId``.
 - The child's own model turns: ``type: "message"`` entries whose ``message`` has
   ``role: "assistant"``; one worked when its ``stopReason`` is a string other than
-  ``error`` / ``aborted``.
+  ``error`` / ``aborted``. Their usage adds up to the child's tokens.
+- When it was busy: from the header's ``timestamp`` to the last entry's.
 
 Lines that are not JSON objects with a string ``type``, a header anywhere but the first
 line, and entries of the kinds above whose fields we read are ill-typed, are counted as
@@ -19,8 +20,8 @@ from __future__ import annotations
 from typing import IO, Final
 
 from scorers.lines import MALFORMED, iter_json_lines
-from scorers.prime_agent.assistant import FAILED_STOP_REASONS, is_assistant
-from scorers.records import ChildSession, PathParts, normalize_path
+from scorers.prime_agent.assistant import FAILED_STOP_REASONS, is_assistant, usage_of
+from scorers.records import NO_TOKENS, ChildSession, PathParts, normalize_path
 
 TASK_TYPE: Final = "agent_message"
 #: ``details.id`` of the task message the runtime writes into a new child's session.
@@ -84,6 +85,8 @@ def parse_child_session(
     header = _Header(None)
     tasks: set[tuple[str, str]] = set()
     worked = False
+    usage = NO_TOKENS
+    last_at: str | None = None
     malformed = 0
     first = True
     for value, _terminated in iter_json_lines(stream):
@@ -95,6 +98,9 @@ def parse_child_session(
         if value is MALFORMED or not isinstance(value, dict):
             malformed += 1
             continue
+        stamp = value.get("timestamp")
+        if isinstance(stamp, str):
+            last_at = stamp
         kind = value.get("type")
         ok: bool = isinstance(kind, str) and kind != "session"
         if kind == "custom_message":
@@ -109,6 +115,9 @@ def parse_child_session(
                 ok = False
             elif is_assistant(message):
                 stop = message.get("stopReason")
+                spent = usage_of(message.get("usage"))
+                if spent is not None:  # ill-typed usage adds nothing (the tally is a floor)
+                    usage = usage + spent
                 if not isinstance(stop, str):
                     ok = False
                 elif stop not in FAILED_STOP_REASONS:
@@ -123,5 +132,7 @@ def parse_child_session(
         started_at=header.started_at,
         tasks=frozenset(tasks),
         worked=worked,
+        ended_at=last_at or header.started_at,
+        usage=usage,
     )
     return session, malformed

@@ -8,8 +8,10 @@
   arrived the entry's ``timestamp``); a notice is ``customType`` in
   ``rlm_child_terminal_notice`` / ``rlm_child_failure`` with a string ``details.childId``.
   Messages from any other relationship are not receipts.
-- Child usage: ``type: "child_usage_attributed"`` entries, ``childUsage.totalTokens``
-  (``aggregateUsage`` is not kept up to date by the product and is never read).
+- Child usage: ``type: "child_usage_attributed"`` entries, ``childUsage`` (the four billed
+  fields and ``cost.total``, like a message's usage; ``aggregateUsage`` is not kept up to
+  date by the product and is never read).
+- When: the first and the last ``timestamp`` of any entry (the header's included).
 - The parent's own assistant messages: ``type: "message"`` entries whose ``message`` has
   ``role: "assistant"`` (used only when the live stream recorded nothing).
 
@@ -22,8 +24,15 @@ from __future__ import annotations
 from typing import IO, Final
 
 from scorers.lines import MALFORMED, iter_json_lines
-from scorers.prime_agent.assistant import AssistantTally, is_assistant, tokens_of
-from scorers.records import ChildNotice, ChildReply, NoticeKind, ReceiptIndex, SessionParse
+from scorers.prime_agent.assistant import AssistantTally, cost_of, is_assistant, usage_of
+from scorers.records import (
+    NO_TOKENS,
+    ChildNotice,
+    ChildReply,
+    NoticeKind,
+    ReceiptIndex,
+    SessionParse,
+)
 
 REPLY_TYPE: Final = "agent_message"
 #: customType -> the kind of notice: a failure, or the runtime's word that a child ended
@@ -51,8 +60,11 @@ class _Reader:
         self.replies: set[str] = set()
         self.reply_texts: list[ChildReply] = []
         self.notices: list[ChildNotice] = []
-        self.child_tokens = 0
+        self.child_usage = NO_TOKENS
+        self.child_cost: float | None = None
         self.assistant = AssistantTally()
+        self.first_at: str | None = None
+        self.last_at: str | None = None
 
     def custom_message(self, entry: dict[str, object]) -> bool:
         kind = entry.get("customType")
@@ -84,20 +96,31 @@ class _Reader:
         self.notices.append(notice)
         return True
 
-    def child_usage(self, entry: dict[str, object]) -> bool:
-        tokens = tokens_of(entry.get("childUsage"))
-        if tokens is None:
+    def attributed(self, entry: dict[str, object]) -> bool:
+        raw = entry.get("childUsage")
+        usage = usage_of(raw)
+        if usage is None:
             return False
-        self.child_tokens += tokens
+        self.child_usage = self.child_usage + usage
+        cost = cost_of(raw)
+        if cost is not None:
+            self.child_cost = (self.child_cost or 0.0) + cost
         return True
+
+    def stamp(self, entry: dict[str, object]) -> None:
+        at = _stamp(entry)
+        if at is not None:
+            self.first_at = self.first_at or at
+            self.last_at = at
 
     def entry(self, entry: dict[str, object]) -> bool:
         """Take one entry; ``False`` if it had to be skipped as ill-typed."""
+        self.stamp(entry)
         kind = entry.get("type")
         if kind == "custom_message":
             return self.custom_message(entry)
         if kind == "child_usage_attributed":
-            return self.child_usage(entry)
+            return self.attributed(entry)
         if kind == "message":
             message = entry.get("message")
             if not isinstance(message, dict):
@@ -125,7 +148,8 @@ def parse_session(stream: IO[bytes]) -> SessionParse:
         if first:
             first = False
             header_id = _header_id(value)
-            if header_id is not None:
+            if header_id is not None and isinstance(value, dict):
+                reader.stamp(value)
                 continue
         if value is MALFORMED or not isinstance(value, dict) or not reader.entry(value):
             malformed += 1
@@ -134,7 +158,10 @@ def parse_session(stream: IO[bytes]) -> SessionParse:
         receipts=ReceiptIndex(
             frozenset(reader.replies), frozenset(n.child_id for n in reader.notices)
         ),
-        child_tokens=reader.child_tokens,
+        child_usage=reader.child_usage,
+        child_cost_usd=reader.child_cost,
+        started_at=reader.first_at,
+        ended_at=reader.last_at,
         usage=reader.assistant.result(),
         malformed_lines=malformed,
         replies=tuple(reader.reply_texts),

@@ -45,8 +45,6 @@ def make_score(*, tokens: int = 100, turns: int = 3, **flags: bool) -> ItemScore
         child_session_malformed_lines=0,
         stdout_malformed_lines=0,
         tokens_used=tokens,
-        parent_tokens=tokens,
-        child_tokens=0,
         turns=turns,
         assistant_messages=turns,
         failed_assistant_messages=0,

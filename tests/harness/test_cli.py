@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import cli
-from harness.model.report import validate_report
+from harness.model.report import REPORT_SCHEMA_VERSION, validate_report
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
@@ -42,7 +42,7 @@ def test_run_json_prints_exactly_the_report(tmp_path: Path) -> None:
     validate_report(report)
     run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())
     assert report == json.loads((run_dir / "report.json").read_text())
-    assert report["resolved"] is True and report["schema_version"] == 4
+    assert report["resolved"] is True and report["schema_version"] == REPORT_SCHEMA_VERSION == 5
     assert "resolved" in proc.stderr  # progress went to stderr
 
 

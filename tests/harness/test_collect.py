@@ -72,7 +72,8 @@ def test_real_run1_resolved_through_collection(real_runs: Path) -> None:
     score = score_prime_agent(scorer_inputs(located), REAL_MANIFEST)
     assert score.resolved, score.failures
     assert score.total_spawns == 3 and score.missing_receipts == ()
-    assert score.child_tokens > 0 and score.turns == 6
+    assert score.usage is not None and score.usage.children is not None
+    assert score.usage.children.total > 0 and score.turns == 6
     assert score.passed("provenance")  # child files are read through the collector's openers
 
 

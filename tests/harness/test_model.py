@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
 import pytest
+from model_builders import make_score
 
 from harness.errors import BundleError
 from harness.model.comparison import Gate
@@ -20,6 +22,8 @@ from harness.model.report import (
     report_schema,
 )
 from harness.model.schema import report_schema_text
+from harness.model.text import efficiency_line, usage_line
+from scorers import Efficiency, TokenUsage, UsageSummary
 
 REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
 
@@ -117,3 +121,47 @@ def test_a_bad_report_is_refused_naming_file_and_field(
 def test_a_run_directory_loads_its_report(tmp_path: Path) -> None:
     shutil.copy(REPORTS / "v3.json", tmp_path / "report.json")
     assert load_report(tmp_path).run_id == load_report(REPORTS / "v3.json").run_id
+
+
+def test_version_4_loads_without_a_usage_breakdown(tmp_path: Path) -> None:
+    """A v4 report: the item scores' token split is dropped (usage None: not recorded then),
+    tokens_used is kept, and the report says where it came from."""
+    current = load_report(REPORTS / "v3.json").to_dict()
+    old = {**current, "schema_version": 4, "notes": []}
+    for item in old["items"]:
+        score = item["score"]
+        score.update(parent_tokens=score["tokens_used"], child_tokens=0, schema_version=4)
+        del score["usage"], score["efficiency"]
+    (tmp_path / "report.json").write_text(json.dumps(old))
+    report = load_report(tmp_path)
+    assert all(i.score.usage is None and i.score.efficiency is None for i in report.items)
+    assert [i.score.tokens_used for i in report.items] == [
+        i["score"]["tokens_used"] for i in current["items"]
+    ]
+    assert report.notes[-1] == "read from a schema-4 report: no usage breakdown"
+    assert usage_line(report.items[0].score) is None
+
+
+def test_usage_and_efficiency_lines() -> None:
+    score = replace(
+        make_score(),
+        usage=UsageSummary(
+            total=TokenUsage(900, 100, 50, 10),
+            parent=TokenUsage(400, 60),
+            children=TokenUsage(500, 40, 50, 10),
+            complete=False,
+            source="test",
+            gaps=("spawned children without a transcript: c1",),
+            agent_reported_cost_usd=0.0123,
+        ),
+        efficiency=Efficiency(8, 132.5, 0.6, 9, 1.125, 4, 2.5, 10.0),
+    )
+    line = usage_line(score)
+    assert line is not None and line.startswith("usage: 1,060 tokens (input 900, output 100")
+    assert "parent 460, children 600" in line and "$0.0123" in line
+    assert "LOWER BOUND: spawned children without a transcript: c1" in line
+    eff = efficiency_line(score)
+    assert eff == (
+        "efficiency: 132 tokens per shard; children 60% of tokens; 9 spawns for 8 shards "
+        "(1.12); at most 4 children at once; children's busy time 2.50x the parent's wall time"
+    )

@@ -135,8 +135,8 @@ class Transcript:
     def child_usage(self, tokens: int, aggregate: int = 999_999) -> Transcript:
         return self.entry(
             type="child_usage_attributed",
-            childUsage={"totalTokens": tokens},
-            aggregateUsage={"totalTokens": aggregate},
+            childUsage={"input": tokens, "output": 0, "totalTokens": tokens},
+            aggregateUsage={"input": aggregate, "totalTokens": aggregate},
         )
 
     def assistant(self, tokens: int, stop: str = "stop", error: str | None = None) -> Transcript:
@@ -148,7 +148,7 @@ def assistant_message(tokens: int, stop: str = "stop", error: str | None = None)
         "role": "assistant",
         "content": [],
         "stopReason": stop,
-        "usage": {"input": tokens - 1, "output": 1, "totalTokens": tokens},
+        "usage": {"input": max(tokens - 1, 0), "output": min(tokens, 1), "totalTokens": tokens},
     }
     if error is not None:
         message["errorMessage"] = error
@@ -197,13 +197,34 @@ def child_session(
 
 
 class Stream:
-    """The CLI's ``--mode json`` stdout."""
+    """The CLI's ``--mode json`` stdout: the header, ``agent_start``, the events added,
+    and ``agent_end`` unless the stream was :meth:`cut` short."""
 
     def __init__(self) -> None:
-        self.data = jsonl({"type": "session", "version": 3, "id": ROOT_ID}, {"type": "agent_start"})
+        self.body = b""
+        self.open = False
+        self.replaced: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self.replaced is not None:
+            return self.replaced
+        head = jsonl({"type": "session", "version": 3, "id": ROOT_ID}, {"type": "agent_start"})
+        end = b"" if self.open else jsonl({"type": "agent_end", "messages": []})
+        return head + self.body + end
+
+    @data.setter
+    def data(self, value: bytes) -> None:
+        """Replace the whole stream (a test that edits the bytes)."""
+        self.replaced = value
 
     def raw(self, data: bytes) -> Stream:
-        self.data += data
+        self.body += data
+        return self
+
+    def cut(self) -> Stream:
+        """End mid-turn: the agent was stopped before its ``agent_end``."""
+        self.open = True
         return self
 
     def assistant(self, tokens: int, stop: str = "toolUse", error: str | None = None) -> Stream:

@@ -55,7 +55,10 @@ def test_run1_honest_fan_out_is_resolved(real_runs: Path) -> None:
     assert score.verified_shard_workers == tuple(s.worker for s in MANIFEST.shards)
     assert (score.live_depth1_edges, score.child_session_dirs, score.total_spawns) == (3, 3, 3)
     assert score.parent_session_id == "01a228ad-465d-711e-a795-d3d4d68facdd"
-    assert (score.turns, score.parent_tokens, score.child_tokens) == (6, 6462, 6162)
+    usage = score.usage
+    assert usage.parent is not None and usage.children is not None
+    assert (score.turns, usage.parent.total, usage.children.total) == (6, 6462, 6162)
+    assert usage.complete and usage.source.startswith("parent stream")
     assert score.model_reached and score.agent_error is None
     assert (score.ledger_malformed_lines, score.transcript_malformed_lines) == (0, 0)
     assert score.passed("provenance") and score.child_session_malformed_lines == 0

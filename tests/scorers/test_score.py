@@ -407,14 +407,13 @@ CASES = [
             "parent_session_id": None,
             "delegation": False,
             "receipts": False,
-            "child_tokens": 0,
             "turns": 5,
         },
         id="missing-transcript",
     ),
     pytest.param(
         missing_stdout,
-        {"resolved": True, "turns": 0, "parent_tokens": 0, "child_tokens": 300},
+        {"resolved": True, "turns": 0, "tokens_used": 300},
         id="missing-stdout",
     ),
     pytest.param(
@@ -481,7 +480,10 @@ def test_failure_reasons_name_the_problem() -> None:
 
 def test_usage_of_the_honest_run() -> None:
     score = honest_run().score()
-    assert (score.parent_tokens, score.child_tokens, score.tokens_used) == (4500, 300, 4800)
+    usage = score.usage
+    assert usage.parent is not None and usage.children is not None
+    assert (usage.parent.total, usage.children.total, score.tokens_used) == (4500, 300, 4800)
+    assert usage.total.total == score.tokens_used and usage.complete, usage.gaps
     assert (score.turns, score.assistant_messages, score.failed_assistant_messages) == (5, 5, 0)
     assert score.model_reached and score.agent_error is None
     assert score.parent_session_id == "01bb-root-header-id"

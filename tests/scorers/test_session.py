@@ -44,16 +44,14 @@ def test_blank_lines_before_the_header_are_skipped() -> None:
 
 def test_an_empty_transcript() -> None:
     parsed = parse_session(io.BytesIO(b""))
-    assert (parsed.header_id, parsed.malformed_lines, parsed.child_tokens) == (None, 0, 0)
+    assert (parsed.header_id, parsed.malformed_lines, parsed.child_usage.total) == (None, 0, 0)
 
 
 @pytest.mark.parametrize(
     "entry",
     [
         pytest.param({"type": "child_usage_attributed", "childUsage": 5}, id="usage-int"),
-        pytest.param(
-            {"type": "child_usage_attributed", "childUsage": {"totalTokens": 1.5}}, id="float"
-        ),
+        pytest.param({"type": "child_usage_attributed", "childUsage": {"input": 1.5}}, id="float"),
         pytest.param({"type": "message", "message": "hi"}, id="message-string"),
         pytest.param({"type": ["message"]}, id="type-list"),
         pytest.param(7, id="top-level-int"),
@@ -62,7 +60,7 @@ def test_an_empty_transcript() -> None:
 def test_ill_typed_entries_are_malformed(entry: object) -> None:
     data = Transcript().data + json.dumps(entry).encode() + b"\n"
     parsed = parse_session(io.BytesIO(data))
-    assert (parsed.malformed_lines, parsed.child_tokens) == (1, 0)
+    assert (parsed.malformed_lines, parsed.child_usage.total) == (1, 0)
 
 
 def test_entries_of_other_types_are_fine() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import fields, replace
 
 import pytest
@@ -32,8 +33,6 @@ EXPECTED_FIELDS = [
     "child_session_malformed_lines",
     "stdout_malformed_lines",
     "tokens_used",
-    "parent_tokens",
-    "child_tokens",
     "turns",
     "assistant_messages",
     "failed_assistant_messages",
@@ -41,6 +40,8 @@ EXPECTED_FIELDS = [
     "agent_error",
     "parent_session_id",
     "checks",
+    "usage",
+    "efficiency",
     "schema_version",
 ]
 
@@ -60,6 +61,7 @@ def test_the_field_names_are_the_contract() -> None:
     assert [f.name for f in fields(ItemScore)] == EXPECTED_FIELDS
     assert busy_score().schema_version == SCORE_SCHEMA_VERSION
     assert busy_score().untraced_shard_details  # every nested kind really is populated
+    assert busy_score().usage.children is not None and busy_score().efficiency.shards
 
 
 def test_round_trip_through_json_is_exact() -> None:
@@ -81,11 +83,13 @@ def test_round_trip_through_json_is_exact() -> None:
 
 
 def plain(value: object) -> bool:
-    """Only the types ``json.loads`` itself produces (no tuples, no dataclasses)."""
+    """Only the types ``json.loads`` itself produces (no tuples, no dataclasses, no NaN)."""
     if isinstance(value, dict):
         return all(isinstance(k, str) and plain(v) for k, v in value.items())
     if isinstance(value, list):
         return all(plain(item) for item in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
     return value is None or isinstance(value, str | int | bool)
 
 

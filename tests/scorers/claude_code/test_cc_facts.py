@@ -252,3 +252,22 @@ def test_malformed_lines_are_counted_never_fatal() -> None:
     result = score(parent, subagent() + b"\x00garbage\n")
     assert result.resolved
     assert (result.transcript_malformed_lines, result.child_session_malformed_lines) == (2, 1)
+
+
+def test_the_last_result_is_the_runs_usage_and_work_after_it_cuts_it_short() -> None:
+    def result(inp: int, out: int, cost: float) -> dict:
+        usage = {"inputTokens": inp, "outputTokens": out, "cacheReadInputTokens": 7,
+                 "cacheCreationInputTokens": 3, "thinkingTokens": 2}  # fmt: skip
+        return {"type": "result", "modelUsage": {"m": usage}, "total_cost_usd": cost}
+
+    msg = {"type": "assistant", "parent_tool_use_id": None, "message": assistant("m1")["message"]}
+    done = parse_stream(io.BytesIO(_lines(msg, result(10, 1, 0.1), result(50, 5, 0.5))))
+    assert done.reported is not None and not done.cut_short
+    assert done.reported.total.total == 65 and done.reported.cost_usd == 0.5
+    assert done.reported.total.reasoning_tokens == 2
+    after = parse_stream(io.BytesIO(_lines(msg, result(10, 1, 0.1), msg)))
+    assert after.cut_short
+    bad = {"type": "result", "modelUsage": {"m": {"inputTokens": "x"}}}
+    assert parse_stream(io.BytesIO(_lines(bad))).malformed_lines == 1
+    none = parse_stream(io.BytesIO(_lines(msg)))
+    assert none.reported is None and none.cut_short
