@@ -4,7 +4,9 @@ A scripted model server (any object with the :class:`ModelServer` shape; the CLI
 ``scripted_model``'s) plays each behaviour through the real agent CLI. Each behaviour is one
 model id, so one ordinary run (same launch, collection and scoring as ``run``) covers them
 all; each item's agent home gets a ``models.json`` pointing at the server. A row holds when
-the item's status is the expected one and exactly the expected criteria failed.
+the item's status is the expected one, exactly the expected criteria failed, and the tokens
+the harness counted are what the server billed for the item (no more than it, where the
+item's usage is marked a lower bound).
 """
 
 from __future__ import annotations
@@ -47,6 +49,18 @@ class ModelServer(Protocol):
 
     def requests_served(self, model: str | None = None, fixture: str | None = None) -> int: ...
 
+    def billed(self, model: str | None = None, fixture: str | None = None) -> Billed: ...
+
+
+class Billed(Protocol):
+    """What a server billed: its tokens in total and how many requests."""
+
+    @property
+    def total(self) -> int: ...
+
+    @property
+    def requests(self) -> int: ...
+
 
 @dataclass(frozen=True)
 class SelftestCase:
@@ -72,13 +86,28 @@ class SelftestRow:
     turns: int
     server_requests: int
     item_dir: str
+    #: Tokens the harness counted for the item, what the server billed for it, and whether
+    #: the item's usage is the whole bill (else a lower bound, never above the bill).
+    tokens: int = 0
+    billed: int = 0
+    usage_complete: bool = True
 
     @property
-    def ok(self) -> bool:
+    def verdict_ok(self) -> bool:
         failing, must = set(self.failing), set(self.case.expected_failing)
         return self.status == self.case.expected_status and must <= failing <= must | set(
             self.case.may_fail
         )
+
+    @property
+    def tokens_ok(self) -> bool:
+        if self.status == "error":
+            return True  # an errored item is not scored: its tokens are not reported
+        return self.tokens == self.billed if self.usage_complete else self.tokens <= self.billed
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict_ok and self.tokens_ok
 
 
 @dataclass(frozen=True)
@@ -148,8 +177,13 @@ def run_selftest(
     finally:
         shutil.rmtree(home, ignore_errors=True)
     rows = []
+    one_fixture = len({item.fixture for item in outcome.report.items}) == 1
     for item in outcome.report.items:
         case = by_model[item.model]
+        # With one fixture, everything billed to the item's model is the item's (the
+        # client's internal calls name no fixture); with several, the fixture's share.
+        bill = server.billed(case.script, None if one_fixture else item.fixture)
+        usage = item.score.usage
         rows.append(
             SelftestRow(
                 fixture=item.fixture,
@@ -160,6 +194,9 @@ def run_selftest(
                 turns=item.score.turns,
                 server_requests=server.requests_served(case.script, item.fixture),
                 item_dir=str(outcome.run_dir / "items" / item.item_dir),
+                tokens=item.score.tokens_used,
+                billed=bill.total,
+                usage_complete=usage is not None and usage.complete,
             )
         )
     rows.sort(key=lambda r: (r.fixture, [c.script for c in cases].index(r.case.script)))
@@ -168,7 +205,7 @@ def run_selftest(
 
 def render_table(outcome: SelftestOutcome) -> str:
     """The selftest table: one row per fixture x script."""
-    header = ("fixture", "script", "expected", "actual", "turns", "requests", "ok")
+    header = ("fixture", "script", "expected", "actual", "turns", "requests", "tokens", "ok")
     body = []
     for r in outcome.rows:
         expected = _verdict(r.case.expected_status, r.case.expected_failing)
@@ -183,6 +220,7 @@ def render_table(outcome: SelftestOutcome) -> str:
                 actual,
                 str(r.turns),
                 str(r.server_requests),
+                _tokens(r),
                 "ok" if r.ok else "FAIL",
             )
         )
@@ -197,9 +235,19 @@ def render_table(outcome: SelftestOutcome) -> str:
     )
     lines.append(
         "turns: the parent's assistant turns as scored; requests: model requests the server "
-        "answered for the item (parent, children, internal calls)."
+        "answered for the item (parent, children, internal calls); tokens: what the harness "
+        "counted against what the server billed ('<=': usage marked a lower bound)."
     )
     return "\n".join(lines)
+
+
+def _tokens(row: SelftestRow) -> str:
+    if row.status == "error":
+        return "-"
+    if row.tokens == row.billed:
+        return f"{row.tokens} = billed"
+    relation = "<=" if row.tokens < row.billed and not row.usage_complete else "!="
+    return f"{row.tokens} {relation} {row.billed} billed"
 
 
 def _verdict(status: str, failing: tuple[str, ...]) -> str:

@@ -10,6 +10,6 @@ from __future__ import annotations
 
 from scripted_model.oracle import Oracle
 from scripted_model.scripts import SCRIPTS, Script
-from scripted_model.server import PROVIDER, ScriptedModelServer, models_json
+from scripted_model.server import PROVIDER, Bill, ScriptedModelServer, models_json
 
-__all__ = ["PROVIDER", "SCRIPTS", "Oracle", "Script", "ScriptedModelServer", "models_json"]
+__all__ = ["PROVIDER", "SCRIPTS", "Bill", "Oracle", "Script", "ScriptedModelServer", "models_json"]

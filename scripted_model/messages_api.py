@@ -80,34 +80,50 @@ def _content(action: Reply) -> list[dict[str, Any]]:
     return blocks
 
 
-def _usage(prompt_bytes: int, blocks: list[dict[str, Any]]) -> tuple[int, int]:
-    out = len(json.dumps(blocks))
-    return max(1, prompt_bytes // BYTES_PER_TOKEN), max(1, out // BYTES_PER_TOKEN)
+def usage_for(action: Reply, prompt_bytes: int, cached: bool) -> dict[str, int]:
+    """The usage the server bills for ``action``: about four bytes a token, and when the
+    request marks prompt caching (``cache_control``) a deterministic share of its input read
+    from the cache (a half) and written to it (a tenth), as a provider reports them:
+    ``input_tokens`` is the uncached rest."""
+    prompt = max(1, prompt_bytes // BYTES_PER_TOKEN)
+    read = prompt // 2 if cached else 0
+    written = prompt // 10 if cached else 0
+    out = max(1, len(json.dumps(_content(action))) // BYTES_PER_TOKEN)
+    return {
+        "input_tokens": prompt - read - written,
+        "output_tokens": out,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+    }
 
 
-def message_json(model: str, action: Reply, prompt_bytes: int) -> dict[str, Any]:
+def message_json(
+    model: str, action: Reply, prompt_bytes: int, cached: bool = False
+) -> dict[str, Any]:
     """The whole answer as one (non-streaming) message."""
-    blocks = _content(action)
-    tokens_in, tokens_out = _usage(prompt_bytes, blocks)
     return {
         "id": message_id(),
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": blocks,
+        "content": _content(action),
         "stop_reason": "tool_use" if action.calls else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+        "usage": usage_for(action, prompt_bytes, cached),
     }
 
 
-def sse_events(model: str, action: Reply, prompt_bytes: int) -> Iterator[bytes]:
-    """The answer as Messages SSE events, block by block."""
-    message = message_json(model, action, prompt_bytes)
+def sse_events(
+    model: str, action: Reply, prompt_bytes: int, cached: bool = False
+) -> Iterator[bytes]:
+    """The answer as Messages SSE events, block by block: ``message_start`` carries the input
+    side and a placeholder output count of 1, ``message_delta`` the final output count (as
+    the Messages API streams them)."""
+    message = message_json(model, action, prompt_bytes, cached)
     blocks = message.pop("content")
     usage = message.pop("usage")
     start = {**message, "content": [], "stop_reason": None}
-    start["usage"] = {"input_tokens": usage["input_tokens"], "output_tokens": 1}
+    start["usage"] = {**usage, "output_tokens": 1}
     yield _event("message_start", {"type": "message_start", "message": start})
     for index, block in enumerate(blocks):
         if block["type"] == "text":
@@ -147,6 +163,7 @@ def _event(name: str, data: dict[str, Any]) -> bytes:
 
 __all__ = [
     "CLAUDE_SCRIPTS",
+    "INTERNAL_MODEL_PREFIX",
     "MESSAGES_PATH",
     "MessagesError",
     "describe",
@@ -154,4 +171,5 @@ __all__ = [
     "plan_answer",
     "sleep_for",
     "sse_events",
+    "usage_for",
 ]

@@ -11,6 +11,8 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,35 @@ CHILDREN_WAIT_S = 60.0
 CHILDREN_POLL_S = 0.05
 
 
+@dataclass(frozen=True)
+class Bill:
+    """What the server billed: one request, or the sum of several (``requests``)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+    def __add__(self, other: Bill) -> Bill:
+        return Bill(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.requests + other.requests,
+        )
+
+
 class ScriptedModelServer:
     """Serve the scripts on ``127.0.0.1:<port>`` (0 picks a free port) in a thread."""
 
@@ -72,6 +103,8 @@ class ScriptedModelServer:
         self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)
         self._lock = threading.Lock()
         self._requests: Counter[tuple[str, str | None]] = Counter()
+        #: (model, caller, fixture) -> what was billed for those requests.
+        self._bills: dict[tuple[str, str, str | None], Bill] = {}
         #: (model, shard path) -> when a child about that shard first asked, and when the
         #: parent's spawn cell for those shards was served (what ``early-exit`` waits on).
         self._child_seen: dict[tuple[str, str], float] = {}
@@ -122,6 +155,30 @@ class ScriptedModelServer:
                 for (m, fx), n in self._requests.items()
                 if (model is None or m == model) and (fixture is None or fx == fixture)
             )
+
+    def bill(self, model: str, caller: str, files: list[str], usage: Bill) -> None:
+        """Book one answered request's usage (``caller``: parent, child or internal)."""
+        fixture = self.oracle.fixture_of(files[0]) if files else None
+        with self._lock:
+            key = (model, caller, fixture)
+            self._bills[key] = self._bills.get(key, Bill()) + usage
+
+    def billed(
+        self, model: str | None = None, fixture: str | None = None, caller: str | None = None
+    ) -> Bill:
+        """What was billed for one model, fixture and/or caller (None: any). Requests that
+        name no fixture (the client's internal calls) count under no fixture: with
+        ``fixture`` given they are left out."""
+        with self._lock:
+            found = Bill()
+            for (m, c, fx), bill in self._bills.items():
+                if (
+                    (model is None or m == model)
+                    and (fixture is None or fx == fixture)
+                    and (caller is None or c == caller)
+                ):
+                    found = found + bill
+            return found
 
     def record(self, model: str, conv: Conversation, body: dict[str, Any], action: Action) -> None:
         """Count a served request; with a request log, append the request and the answer."""
@@ -250,14 +307,24 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             if isinstance(action, ModelFailure):
                 self._error(action.status, action.message, "invalid_request_error")
                 return
+            caller = "child" if conv.child_task is not None else "parent"
             self._stream(
                 model,
                 action,
                 prompt_tokens=max(1, len(raw) // BYTES_PER_TOKEN),
                 stream=bool(body.get("stream")),
+                book=lambda bill: server.bill(model, caller, conv.shard_files(), bill),
             )
 
-        def _stream(self, model: str, action: Action, prompt_tokens: int, stream: bool) -> None:
+        def _stream(
+            self,
+            model: str,
+            action: Action,
+            prompt_tokens: int,
+            stream: bool,
+            book: Callable[[Bill], None],
+        ) -> None:
+            """Answer, booking what the answer bills before the client can read it."""
             created = int(time.time())
             rid = f"chatcmpl-scripted-{time.monotonic_ns()}"
             base = {
@@ -286,6 +353,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 "completion_tokens": completion,
                 "total_tokens": prompt_tokens + completion,
             }
+            book(Bill(prompt_tokens, completion, requests=1))
             if not stream:
                 message = {k: v for k, v in delta.items() if k != "index"}
                 if "tool_calls" in message:
@@ -335,15 +403,36 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 self._json(failure.status, failure.body())
                 return
             messages_api.sleep_for(action)
+            cached = b'"cache_control"' in raw
+            usage = messages_api.usage_for(action, len(raw), cached)
+            caller = (
+                "internal"
+                if model.startswith(messages_api.INTERNAL_MODEL_PREFIX)
+                else "child"
+                if conv.child_job is not None
+                else "parent"
+            )
+            server.bill(
+                model,
+                caller,
+                conv.shard_files(),
+                Bill(
+                    usage["input_tokens"],
+                    usage["output_tokens"],
+                    usage["cache_read_input_tokens"],
+                    usage["cache_creation_input_tokens"],
+                    requests=1,
+                ),
+            )
             if not body.get("stream"):
-                self._json(200, messages_api.message_json(model, action, len(raw)))
+                self._json(200, messages_api.message_json(model, action, len(raw), cached))
                 return
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
             self.send_header("connection", "close")
             self.end_headers()
-            for event in messages_api.sse_events(model, action, len(raw)):
+            for event in messages_api.sse_events(model, action, len(raw), cached):
                 self.wfile.write(event)
             self.wfile.flush()
             self.close_connection = True

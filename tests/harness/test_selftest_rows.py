@@ -27,3 +27,23 @@ def test_row_holds(failing: tuple[str, ...], ok: bool) -> None:
 def test_status_must_match() -> None:
     row = SelftestRow("tiny", CASE, "resolved", (), None, 1, 1, "d")
     assert not row.ok
+
+
+@pytest.mark.parametrize(
+    ("tokens", "billed", "complete", "ok"),
+    [
+        pytest.param(100, 100, True, True, id="equal"),
+        pytest.param(99, 100, True, False, id="short-of-the-bill"),
+        pytest.param(101, 100, True, False, id="more-than-billed"),
+        pytest.param(90, 100, False, True, id="lower-bound-below"),
+        pytest.param(101, 100, False, False, id="lower-bound-above"),
+    ],
+)
+def test_tokens_must_be_what_the_server_billed(
+    tokens: int, billed: int, complete: bool, ok: bool
+) -> None:
+    row = SelftestRow(
+        "tiny", CASE, "unresolved", ("coverage", "receipts"), None, 1, 1, "d",
+        tokens=tokens, billed=billed, usage_complete=complete,
+    )  # fmt: skip
+    assert row.verdict_ok and row.tokens_ok is ok and row.ok is ok

@@ -144,3 +144,61 @@ def test_early_exit_ends_the_turn_only_once_every_child_has_asked(
         last_child = time.monotonic()
     parent.join(timeout=10)
     assert answered and answered[0] >= last_child
+
+
+def _usage(raw: bytes) -> dict[str, Any]:
+    events = [line[6:] for line in raw.decode().splitlines() if line.startswith("data: ")]
+    return json.loads(events[-2])["usage"]
+
+
+def test_what_it_billed_is_booked_by_model_caller_and_fixture(server: ScriptedModelServer) -> None:
+    _, parent = _post(server, _request("honest", {"role": "user", "content": ROOT_TASK}))
+    task = "[task from parent]\n\nRead it.\nSHARD=shards/shard-a.txt INDEX=0 ATTEMPT=1"
+    _, child = _post(server, _request("honest", {"role": "user", "content": task}))
+    parent_usage, child_usage = _usage(parent), _usage(child)
+    assert server.billed("honest", caller="parent").total == parent_usage["total_tokens"]
+    assert server.billed("honest", caller="child").total == child_usage["total_tokens"]
+    both = server.billed("honest", "tiny")
+    assert (both.total, both.requests) == (
+        parent_usage["total_tokens"] + child_usage["total_tokens"],
+        2,
+    )
+    assert server.billed("no-spawn").requests == 0
+
+
+def _messages(srv: ScriptedModelServer, body: dict[str, Any]) -> bytes:
+    req = urllib.request.Request(
+        srv.base_url + "/messages",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return resp.read()
+
+
+def test_messages_bill_cache_reads_and_writes_and_stream_the_final_output(
+    server: ScriptedModelServer,
+) -> None:
+    """A request marking prompt caching is billed a share of its input as cache reads and
+    writes; message_start streams the input side with a placeholder output of 1, and
+    message_delta the final output count, as the Messages API does."""
+    content = [{"type": "text", "text": ROOT_TASK, "cache_control": {"type": "ephemeral"}}]
+    body = {"model": "no-spawn", "stream": True, "max_tokens": 100,
+            "messages": [{"role": "user", "content": content}]}  # fmt: skip
+    raw = _messages(server, body)
+    data = [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")]
+    start = next(d for d in data if d["type"] == "message_start")["message"]["usage"]
+    delta = next(d for d in data if d["type"] == "message_delta")["usage"]
+    assert start["output_tokens"] == 1 and delta["output_tokens"] > 1
+    assert start["cache_read_input_tokens"] > 0 and start["cache_creation_input_tokens"] > 0
+    bill = server.billed("no-spawn", caller="parent")
+    assert (bill.input_tokens, bill.cache_read_tokens, bill.cache_write_tokens) == (
+        start["input_tokens"],
+        start["cache_read_input_tokens"],
+        start["cache_creation_input_tokens"],
+    )
+    assert bill.output_tokens == delta["output_tokens"] and bill.requests == 1
+    plain = {**body, "messages": [{"role": "user", "content": ROOT_TASK}]}
+    _messages(server, plain)
+    assert server.billed("no-spawn").requests == 2
+    assert server.billed("no-spawn").cache_read_tokens == bill.cache_read_tokens  # none added

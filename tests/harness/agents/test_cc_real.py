@@ -66,3 +66,13 @@ def test_script_verdict(
     failing = {reason.split(":", 1)[0] for reason in score.failures}
     assert score.resolved is (script.expected_status == "resolved"), score.failures
     assert failing == set(script.expected_failing), score.failures
+    # Every token the server billed for this script's run is counted, cache reads and
+    # writes apart, from the client's own account (its transcripts under-count output).
+    bill = server.billed(name)
+    usage = score.usage
+    assert usage is not None and usage.complete, usage
+    assert score.tokens_used == bill.total, (score.tokens_used, bill)
+    assert (usage.total.cache_read_tokens, usage.total.cache_write_tokens) == (
+        bill.cache_read_tokens,
+        bill.cache_write_tokens,
+    )
