@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from scorers.records import RunEvidence, SpawnEvent
+from scorers.records import RunEvidence
 from scorers.types import Manifest
 from scorers.verdict import Efficiency, UsageSummary
 
@@ -45,12 +45,7 @@ def efficiency(evidence: RunEvidence, usage: UsageSummary, manifest: Manifest) -
     """The efficiency figures of one run."""
     shards = len(manifest.shards)
     total = usage.total.total
-    parents = set(evidence.parent_paths)
-    depth1 = sum(
-        1
-        for e in evidence.ledger.events
-        if type(e) is SpawnEvent and e.depth == 1 and e.parent in parents
-    )
+    depth1 = len(evidence.depth1_spawns())
     children_share = None
     if usage.children is not None and total > 0:
         children_share = usage.children.total / total

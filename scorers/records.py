@@ -249,3 +249,13 @@ class RunEvidence:
     child_sessions: tuple[ChildSession, ...]
     child_session_dirs: int
     child_malformed_lines: int = 0
+
+    def depth1_spawns(self) -> tuple[SpawnEvent, ...]:
+        """Every spawn the parent made directly (depth 1, under one of its own paths), in
+        ledger order: retries and duplicates included, deletes not undone."""
+        parents = set(self.parent_paths)
+        return tuple(
+            e
+            for e in self.ledger.events
+            if type(e) is SpawnEvent and e.depth == 1 and e.parent in parents
+        )

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from scorers.records import (
     RunEvidence,
     SessionParse,
-    SpawnEvent,
     StreamParse,
     UsageSource,
     UsageTally,
@@ -60,12 +59,7 @@ def parent_usage(stream: StreamParse | None, session: SessionParse | None) -> Pa
 
 def _unrecorded_children(evidence: RunEvidence) -> list[str]:
     """Children the parent spawned (depth 1) that left no transcript to count."""
-    parents = set(evidence.parent_paths)
-    spawned = {
-        e.child_id
-        for e in evidence.ledger.events
-        if type(e) is SpawnEvent and e.depth == 1 and e.parent in parents
-    }
+    spawned = {e.child_id for e in evidence.depth1_spawns()}
     recorded = {c.child_id for c in evidence.child_sessions}
     return sorted(spawned - recorded)
 
@@ -99,10 +93,9 @@ def summarize_usage(evidence: RunEvidence, parent: ParentUsage) -> UsageSummary:
         )
         gaps_list.append(f"spawned children without a transcript: {shown}")
     total = parent.tally.usage if children is None else parent.tally.usage + children
-    costs = [parent.tally.cost_usd, session.child_cost_usd if session is not None else None]
-    cost = None
-    if parent.tally.cost_usd is not None:
-        cost = sum(c for c in costs if c is not None)
+    cost = parent.tally.cost_usd  # the agent prices the children only when it prices at all
+    if cost is not None and session is not None and session.child_cost_usd is not None:
+        cost += session.child_cost_usd
     return UsageSummary(
         total=total,
         parent=parent.tally.usage,

@@ -11,7 +11,6 @@ from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import runs_dir_option
 from harness.errors import UsageError
-from harness.model.text import plural
 
 
 @click.group("runs")
@@ -92,6 +91,7 @@ def prune_cmd(runs_dir: Path, keep: int | None, older_than: str | None, yes: boo
     A run goes only when every rule given says so. Running runs, and the baseline or origin
     of a run that stays, are always kept. The runs index is rewritten after a deletion.
     """
+    from harness.model.text import plural
     from harness.runs.index import write_index
     from harness.runs.prune import dir_size, parse_age, plan_prune, remove_runs
 

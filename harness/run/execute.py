@@ -20,6 +20,7 @@ from harness.errors import (
     EXIT_INTERRUPTED,
     EXIT_RESOLVED,
     EXIT_UNRESOLVED,
+    BundleError,
     HarnessError,
     ResumeMismatchError,
     StorageError,
@@ -33,7 +34,7 @@ from harness.fixtures import Fixture
 from harness.item.leftovers import clean_leftovers, token_prefix
 from harness.item.lifecycle import ItemOptions
 from harness.item.processes import become_subreaper, reap_orphans
-from harness.item.scoring import RESULT_FILE, make_result
+from harness.item.scoring import RESULT_FILE, make_result, read_result
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult, RunFacts
 from harness.model.report import RunOptions, RunReport, load_report
@@ -135,8 +136,8 @@ def kept_results(run_dir: Path) -> dict[str, ItemResult]:
     """The finished (non-errored) results on disk in ``run_dir``: what a resume keeps."""
     kept: dict[str, ItemResult] = {}
     for result_file in sorted((run_dir / "items").glob(f"*/{RESULT_FILE}")):
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            result = ItemResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
+        with contextlib.suppress(BundleError):  # unreadable: the item runs again
+            result = read_result(result_file.parent)
             if result.status != "error":
                 kept[result.key] = result
     return kept

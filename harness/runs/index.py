@@ -9,10 +9,9 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.files import write_text_atomic
+from harness.report.html import HTML_FILE
 from harness.report.index_page import INDEX_FILE, IndexCell, IndexRun, render_index
 from harness.runs.catalog import REPORT_FILE, RunInfo, list_runs
-
-HTML_FILE = "report.html"
 
 
 def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 #: printed is written as JSON on stdout for the test to check.
 SCENARIO = textwrap.dedent(
     """
-    import json, os, subprocess, sys, time
+    import contextlib, json, os, subprocess, sys, time
     from pathlib import Path
     mnt = Path(sys.argv[1])
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], check=True)
@@ -48,16 +48,10 @@ SCENARIO = textwrap.dedent(
         time.sleep(0.05)
     filler = mnt / "filler"
     with open(filler, "wb", buffering=0) as fh:  # fill the disk to the last byte
-        try:
-            while True:
-                fh.write(b"x" * 65536)
-        except OSError:
-            pass
-        try:
-            while True:
-                fh.write(b"x")
-        except OSError:
-            pass
+        for chunk in (b"x" * 65536, b"x"):
+            with contextlib.suppress(OSError):  # ENOSPC: this size no longer fits
+                while True:
+                    fh.write(chunk)
     out, err = first.communicate(timeout=300)
     run_dir = next(p for p in runs.iterdir() if p.is_dir())
     kept = sorted(p.parent.name for p in run_dir.glob("items/*/result.json"))

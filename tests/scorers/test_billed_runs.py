@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from captures import capture_artifacts
 
-from scorers import ItemScore, Manifest, Opener, Shard
-from scorers.prime_agent import ChildSessionFile, PrimeAgentArtifacts, score_prime_agent
+from scorers import ItemScore, Manifest, Shard
+from scorers.prime_agent import score_prime_agent
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "json-events" / "fixture.json"
@@ -28,28 +29,9 @@ def manifest() -> Manifest:
     )
 
 
-def _opener(path: Path) -> Opener | None:
-    return (lambda: path.open("rb")) if path.is_file() else None
-
-
 def score(run: Path, leave_out: frozenset[str] = frozenset()) -> ItemScore:
     """Score a capture as the collector would, without the child dirs in ``leave_out``."""
-    (transcript,) = (run / "sessions").glob("*.jsonl")
-    header_id = json.loads(transcript.read_bytes().split(b"\n", 1)[0])["id"]
-    ledgers = sorted((run / "agent-home" / "rlm-ledger").glob("*.jsonl"))
-    children = tuple(
-        ChildSessionFile(subdirs=(path.parent.name,), file_name=path.name, opener=_opener(path))
-        for path in sorted((run / "session-artifacts" / header_id).glob("sub-*/*.jsonl"))
-        if path.parent.name not in leave_out
-    )
-    artifacts = PrimeAgentArtifacts(
-        parent_session_paths=(f"/srv/evals/{run.name}/sessions/{transcript.name}",),
-        ledger=_opener(ledgers[0]) if ledgers else None,
-        parent_transcript=_opener(transcript),
-        stdout=_opener(run / "cli.stdout.jsonl"),
-        artifact=_opener(run / "repo-after" / "combined-index.md"),
-        child_sessions=children,
-    )
+    artifacts = capture_artifacts(run, run / "agent-home" / "rlm-ledger", leave_out)
     return score_prime_agent(artifacts, manifest())
 
 

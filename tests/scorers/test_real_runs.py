@@ -1,17 +1,14 @@
-"""Score the three captured runs of the real CLI (``tests/data/real-runs``).
-
-The inputs are built by hand here, as the collector would: the parent's logical path as
-the ledger records it, child session files from the ``sub-*`` dirs under
-``session-artifacts/<parent header id>/`` (the header id, not the parent's file name).
-"""
+"""Score the three captured runs of the real CLI (``tests/data/real-runs``), their inputs
+built by hand as the collector would (:mod:`captures`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from scorers import ItemScore, Manifest, Opener, Shard
-from scorers.prime_agent import ChildSessionFile, PrimeAgentArtifacts, score_prime_agent
+from captures import capture_artifacts, parent_transcript
+
+from scorers import ItemScore, Manifest, Shard
+from scorers.prime_agent import score_prime_agent
 
 MANIFEST = Manifest(
     name="word-count",
@@ -23,30 +20,12 @@ MANIFEST = Manifest(
 )
 
 
-def _opener(path: Path) -> Opener | None:
-    return (lambda: path.open("rb")) if path.is_file() else None
-
-
 def score_run(real_runs: Path, name: str) -> ItemScore:
     """Score one run of ``real_runs`` (tests/conftest.py)."""
     run = real_runs / name
-    (transcript,) = (run / "sessions").glob("*.jsonl")
-    header_id = json.loads(transcript.read_bytes().split(b"\n", 1)[0])["id"]
+    transcript, header_id = parent_transcript(run)
     assert header_id not in transcript.name  # the trap these runs document
-    ledgers = sorted((run / "rlm-ledger").glob("*.jsonl"))
-    children = tuple(
-        ChildSessionFile(subdirs=(path.parent.name,), file_name=path.name, opener=_opener(path))
-        for path in sorted((run / "session-artifacts" / header_id).glob("sub-*/*.jsonl"))
-    )
-    artifacts = PrimeAgentArtifacts(
-        parent_session_paths=(f"/srv/evals/{name}/sessions/{transcript.name}",),
-        ledger=_opener(ledgers[0]) if ledgers else None,
-        parent_transcript=_opener(transcript),
-        stdout=_opener(run / "cli.stdout.jsonl"),
-        artifact=_opener(run / "repo-after" / "combined-index.md"),
-        child_sessions=children,
-    )
-    return score_prime_agent(artifacts, MANIFEST)
+    return score_prime_agent(capture_artifacts(run, run / "rlm-ledger"), MANIFEST)
 
 
 def test_run1_honest_fan_out_is_resolved(real_runs: Path) -> None:
