@@ -9,6 +9,7 @@ EXIT_RESOLVED = 0  # every item resolved (or, for non-run commands, success)
 EXIT_UNRESOLVED = 1  # some item unresolved (or a regression with --fail-on regression)
 EXIT_USAGE = 2  # bad usage or input: nothing ran
 EXIT_INFRA = 3  # infrastructure error (agent missing, launch failure) and nothing unresolved
+EXIT_BUDGET = 4  # the budget (--max-cost, --max-tokens) ran out: items left not started
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: report written, marked interrupted
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,11 +14,17 @@ from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.errors import UsageError
-from harness.model.comparison import DEFAULT_THRESHOLD
+from harness.model.comparison import (
+    DEFAULT_COST_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    FAIL_ON,
+    fail_on_parts,
+)
 
 if TYPE_CHECKING:  # the CLI reads this module's limits at start-up: keep it cheap
     from harness.agents.base import AgentAdapter
     from harness.fixtures import Fixture
+    from harness.pricing import PriceTable
 
 #: A hard ceiling on concurrency: each item runs an agent, a daemon and children.
 MAX_CONCURRENCY = 64
@@ -74,7 +81,14 @@ class RunConfig:
     keep_workdir: bool = False
     baseline: Path | None = None
     threshold: float = DEFAULT_THRESHOLD
+    #: The gates that make the exit code 1, comma-joined (``regression,cost``).
     fail_on: str = "unresolved"
+    cost_threshold: float = DEFAULT_COST_THRESHOLD
+    #: Prices given by the user (``--prices FILE``), before the price library's.
+    prices: PriceTable | None = None
+    #: The budget: no new item starts once finished items cost this much (None: no limit).
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
     #: Where fixture names are looked up, in order (empty: ``./fixtures``, then the bundled
     #: ones; see :mod:`harness.fixtures.lookup`).
     fixtures_roots: tuple[Path, ...] = ()
@@ -104,10 +118,26 @@ class RunConfig:
             )
         for model in self.models:
             self.agent.check_model(model)
-        if self.fail_on == "regression" and self.baseline is None:
-            raise UsageError("--fail-on regression needs --compare-baseline BASELINE")
+        parts = fail_on_parts(self.fail_on)
+        unknown = sorted(set(parts) - set(FAIL_ON))
+        if unknown or not parts or ("none" in parts and len(parts) > 1):
+            raise UsageError(
+                f"--fail-on {self.fail_on}: expected one or more of {', '.join(FAIL_ON[:3])}, "
+                "or none"
+            )
+        for gate in ("regression", "cost"):
+            if gate in parts and self.baseline is None:
+                raise UsageError(f"--fail-on {gate} needs --compare-baseline BASELINE")
         if not 0 <= self.threshold < 1:
             raise UsageError("--threshold must be in [0, 1): a rate difference, e.g. 0.05")
+        if not (self.cost_threshold >= 0 and math.isfinite(self.cost_threshold)):
+            raise UsageError("--cost-threshold must be a finite ratio >= 0, e.g. 0.20 for 20%")
+        if self.max_cost_usd is not None and not (
+            self.max_cost_usd > 0 and math.isfinite(self.max_cost_usd)
+        ):
+            raise UsageError(f"--max-cost must be a number of USD > 0, got {self.max_cost_usd}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise UsageError(f"--max-tokens must be at least 1, got {self.max_tokens}")
 
 
 def effective_models(config: RunConfig) -> tuple[str, ...]:

@@ -37,7 +37,11 @@ _RUN_KEYS: dict[str, Any] = {
     "concurrency": {"type": "integer", "minimum": 1},
     "seed": {"type": "integer"},
     "threshold": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
-    "fail_on": {"enum": ["unresolved", "regression"]},
+    "fail_on": _STR_LIST,
+    "cost_threshold": {"type": "number", "minimum": 0},
+    "prices": {"type": "string"},
+    "max_cost": {"type": "number", "exclusiveMinimum": 0},
+    "max_tokens": {"type": "integer", "minimum": 1},
 }
 _PARAM_NAMES = {"fixture": "fixtures", "model": "models", "provider_cap": "provider_caps"}
 SCHEMA = {
@@ -83,7 +87,7 @@ def load_default_map(path: Path | None = None) -> dict[str, Any]:
             return _raise(path, where, f"unknown key ({err.message})")
         return _raise(path, where, err.message)
     run = dict(data.get("run", {}))
-    for key in ("fixture", "model", "provider_cap"):
+    for key in ("fixture", "model", "provider_cap", "fail_on"):
         if isinstance(run.get(key), str):
             run[key] = [run[key]]
     # click's default_map is keyed by parameter names, which are plural for repeatables.

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from harness.cli.options import option
-from harness.model.comparison import DEFAULT_THRESHOLD
+from harness.model.comparison import DEFAULT_COST_THRESHOLD, DEFAULT_THRESHOLD, FAIL_ON
 from harness.runs.catalog import LATEST
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,21 +48,43 @@ def threshold_option(func: F) -> F:
     )(func)
 
 
+def cost_threshold_option(func: F) -> F:
+    """``--cost-threshold``: the smallest cost change a cost verdict calls."""
+    return option(
+        "--cost-threshold",
+        default=DEFAULT_COST_THRESHOLD,
+        type=float,
+        help="Practical threshold of the cost verdict, as a ratio (0.20: costlier means at "
+        "least 20% dearer per item, cheaper at least 1/1.2).",
+    )(func)
+
+
 #: What ``--fail-on`` can name, and what makes the exit code 1 for each.
-FAIL_ON = {
+FAIL_ON_HELP = {
     "unresolved": "any item unresolved",
     "regression": "the comparison gate fails (an overall regression, or a fixture x model "
     "only one run scored)",
+    "cost": "the candidate is costlier than the baseline (overall, beyond --cost-threshold)",
     "none": "never (report only)",
 }
 
 
 def fail_on_option(default: str, choices: tuple[str, ...]) -> Callable[[F], F]:
-    """``--fail-on``: what makes the exit code 1 (one vocabulary for every command)."""
-    described = "; ".join(f"{c}: {FAIL_ON[c]}" for c in choices)
+    """``--fail-on``: what makes the exit code 1 (one vocabulary for every command); several
+    gates combine (``--fail-on regression --fail-on cost``) into one comma-joined value in
+    :data:`harness.model.comparison.FAIL_ON` order (``regression,cost``)."""
+    described = "; ".join(f"{c}: {FAIL_ON_HELP[c]}" for c in choices)
+
+    def combine(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str:
+        parts = set(values)
+        if "none" in parts and len(parts) > 1:
+            raise click.BadParameter("'none' cannot be combined with a gate", ctx, param)
+        return ",".join(c for c in FAIL_ON if c in parts) or default
+
     return option(
         "--fail-on",
         type=click.Choice(choices),
-        default=default,
-        help=f"What makes the exit code 1 ({described}).",
+        multiple=True,
+        callback=combine,
+        help=f"What makes the exit code 1; repeat to combine ({described}).",
     )

@@ -14,7 +14,13 @@ from click.core import ParameterSource
 from harness.agents import DEFAULT_AGENT, agents_help
 from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
-from harness.cli.params import RunDirType, fail_on_option, runs_dir_option, threshold_option
+from harness.cli.params import (
+    RunDirType,
+    cost_threshold_option,
+    fail_on_option,
+    runs_dir_option,
+    threshold_option,
+)
 from harness.errors import UsageError
 from harness.plan import MAX_CONCURRENCY
 
@@ -94,7 +100,33 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     "(the newest finished run under --runs-dir).",
 )
 @threshold_option
-@fail_on_option("unresolved", ("unresolved", "regression"))
+@cost_threshold_option
+@fail_on_option("unresolved", ("unresolved", "regression", "cost"))
+@option(
+    "--prices",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="YAML of model id -> input, output, cache_read, cache_write in USD per million "
+    "tokens; tried before the bundled price library (genai-prices), for models it does not "
+    "know or prices you pay otherwise.",
+)
+@option(
+    "--max-cost",
+    type=float,
+    default=None,
+    metavar="USD",
+    help="Budget: once the finished items cost this much, start no new item (running ones "
+    "finish); exit 4 if items were left. Refused for a model without a price unless "
+    "--max-tokens is given too.",
+)
+@option(
+    "--max-tokens",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Budget in tokens (every billed token, priced or not), like --max-cost.",
+)
 @option(
     "--dry-run",
     is_flag=True,
@@ -169,6 +201,11 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         rerun = (origin.name, failed_keys(origin))
     if options["baseline"] is not None:
         options["baseline"] = resolve_run(options["baseline"], options["runs_dir"])
+    prices = None
+    if options["prices"] is not None:
+        from harness.pricing import PriceTable
+
+        prices = PriceTable.from_yaml(Path(options["prices"]))
     config = RunConfig(
         fixtures_roots=fixture_roots(options["fixtures_dir"]),
         fixtures=tuple(options["fixtures"]),
@@ -183,6 +220,10 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         baseline=options["baseline"],
         threshold=options["threshold"],
         fail_on=options["fail_on"],
+        cost_threshold=options["cost_threshold"],
+        prices=prices,
+        max_cost_usd=options["max_cost"],
+        max_tokens=options["max_tokens"],
         executor=ExecutorSettings(
             name=options["executor"],
             ray_address=options["ray_address"] or os.environ.get("RAY_ADDRESS") or "auto",
@@ -201,8 +242,12 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     report = outcome.report
     if options["as_json"]:
         click.echo(json.dumps(report.to_dict(), indent=2))
-        if report.comparison is not None and not report.comparison.gate.passed:
-            click.echo("gate fails: " + "; ".join(report.comparison.gate.reasons), err=True)
+        if report.comparison is not None:
+            from harness.model.comparison import fail_on_parts
+
+            reasons = report.comparison.failing(fail_on_parts(config.fail_on))
+            if reasons:
+                click.echo("gate fails: " + "; ".join(reasons), err=True)
     else:
         click.echo(summary_text(report, outcome.run_dir, outcome.exit_code))
     sys.exit(outcome.exit_code)
@@ -218,6 +263,10 @@ _STORED = {
     "fail_on": "fail_on",
     "timeout_s": "timeout",
     "agent_bin": "agent_bin",
+    "cost_threshold": "cost_threshold",
+    "prices_file": "prices",
+    "max_cost_usd": "max_cost",
+    "max_tokens": "max_tokens",
 }
 
 

@@ -51,6 +51,7 @@ from harness.item.processes import become_subreaper, reap_orphans, terminate
 from harness.item.scoring import facts_from_meta, make_result, score_bundle
 from harness.model.item import ItemResult
 from harness.plan import ExecutorSettings, WorkItem
+from harness.pricing import PriceTable
 
 #: How often the head checks a running task against the run's stop.
 POLL_S = 0.2
@@ -268,7 +269,7 @@ class RayExecutor(Executor):
             slot.release()
         if len(data) > MAX_BUNDLE_BYTES:
             raise ExecutorError(f"bundle of {len(data)} bytes, over {MAX_BUNDLE_BYTES}")
-        return _land_bundle(work, data, item_dir, node)
+        return _land_bundle(work, data, item_dir, node, opts.prices)
 
     def _wait(self, ref: Any, cancel: threading.Event, prefix: str) -> Any:
         ray = self._ray
@@ -310,7 +311,9 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300]}"
 
 
-def _land_bundle(work: WorkItem, data: bytes, item_dir: Path, node: str) -> ItemResult:
+def _land_bundle(
+    work: WorkItem, data: bytes, item_dir: Path, node: str, prices: PriceTable | None = None
+) -> ItemResult:
     """Unpack a returned bundle next to ``item_dir``, score it, then rename it into place.
 
     A crash or a bad tarball leaves at most a hidden ``.incoming-*`` dir, never a
@@ -330,7 +333,7 @@ def _land_bundle(work: WorkItem, data: bytes, item_dir: Path, node: str) -> Item
         score = score_bundle(incoming, meta)
         facts = facts_from_meta(meta, score, incoming)
         write_json_atomic(meta_file, meta)
-        result = make_result(work, item_dir, score, facts)
+        result = make_result(work, item_dir, score, facts, prices)
         write_json_atomic(incoming / "result.json", result.to_dict())
         old = None
         if item_dir.exists():  # an errored attempt being resumed

@@ -27,6 +27,7 @@ from harness.item.scoring import (
 from harness.item.workspace import RepoTemplates, base_env, build_item_paths, make_workdir
 from harness.model.item import ItemResult
 from harness.plan import WorkItem
+from harness.pricing import PriceTable
 
 #: After an agent's leftovers acknowledged their stop (e.g. a daemon's shutdown) they exit
 #: within milliseconds; give them this long before anything still running is counted as a
@@ -57,6 +58,8 @@ class ItemOptions:
     agent_home_source: Path | None = None
     #: Variables added to the caller's environment (as if the caller had set them).
     extra_env: tuple[tuple[str, str], ...] = ()
+    #: The user's prices (``--prices FILE``), tried before the price library's.
+    prices: PriceTable | None = None
 
 
 def run_item(
@@ -185,6 +188,6 @@ def run_item(
     score = score_bundle(item_dir, meta)
     facts = facts_from_meta(meta, score, item_dir)
     write_json_atomic(item_dir / "item.json", meta)
-    result = make_result(work, item_dir, score, facts)
+    result = make_result(work, item_dir, score, facts, opts.prices)
     write_json_atomic(item_dir / "result.json", result.to_dict())
     return result

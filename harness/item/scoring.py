@@ -16,6 +16,7 @@ from harness.errors import BundleError, HarnessError
 from harness.files import open_regular
 from harness.model.item import ItemResult, RunFacts
 from harness.plan import WorkItem
+from harness.pricing import PriceTable, item_cost
 from scorers import ItemScore
 from scorers.types import Manifest
 
@@ -62,7 +63,18 @@ def manifest_of(item_dir: Path, meta: dict[str, Any]) -> Manifest:
         raise BundleError(f"{item_dir / ITEM_META_FILE}: manifest: missing or invalid") from exc
 
 
-def make_result(work: WorkItem, item_dir: Path, score: ItemScore, facts: RunFacts) -> ItemResult:
+def make_result(
+    work: WorkItem,
+    item_dir: Path,
+    score: ItemScore,
+    facts: RunFacts,
+    prices: PriceTable | None = None,
+) -> ItemResult:
+    """The item's result, priced (``prices`` first, then the price library) when its
+    score holds usage."""
+    cost = None
+    if score.usage is not None and score.usage.source != "none":
+        cost = item_cost(score.usage, work.model, prices)
     return ItemResult(
         key=work.key,
         fixture=work.fixture.manifest.name,
@@ -71,6 +83,7 @@ def make_result(work: WorkItem, item_dir: Path, score: ItemScore, facts: RunFact
         item_dir=item_dir.name,
         score=score,
         facts=facts,
+        cost=cost,
     )
 
 

@@ -11,9 +11,27 @@ from harness.model.summary import DiffSummary
 #: Version of the comparison object (also printed alone by ``compare --json``).
 #: 1: the fixed-suite stratified comparison with its gate (report schema 3).
 #: 2: criteria keyed by their one name (report schema 4).
-COMPARISON_SCHEMA_VERSION = 2
+#: 3: ``cost``: the candidate/baseline ratio of mean cost per item, with its verdict.
+COMPARISON_SCHEMA_VERSION = 3
 
 Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
+
+CostVerdict = Literal["cheaper", "same", "inconclusive", "costlier"]
+#: Milder first: a candidate at least as costly never gets a verdict earlier in this order
+#: (``same`` and ``inconclusive`` are not ordered with each other).
+COST_VERDICTS: tuple[CostVerdict, ...] = ("cheaper", "same", "inconclusive", "costlier")
+#: 20%: a cost change smaller than this is not worth a decision (a prompt tweak moves cost by
+#: a few percent); the band is [1/1.2, 1.2] around a ratio of 1.
+DEFAULT_COST_THRESHOLD = 0.20
+
+#: What ``--fail-on`` can name (several at once, joined by ``,`` in the report), in order.
+FAIL_ON = ("unresolved", "regression", "cost", "none")
+
+
+def fail_on_parts(fail_on: str) -> tuple[str, ...]:
+    """The gates a ``--fail-on`` value names: ``regression,cost`` -> both."""
+    return tuple(part for part in fail_on.split(",") if part)
+
 
 #: Five percentage points: the seed's "practical threshold", the smallest pass-rate change
 #: worth acting on; a smaller one is not worth a decision even when it is real.
@@ -111,6 +129,45 @@ class BaselineRun(Record):
 
 
 @dataclass(frozen=True)
+class CostRatio(Record):
+    """Candidate/baseline ratio of mean cost per item for one fixture x model (``fixture``
+    and ``model`` as in the rate comparison), or over the suite (``fixture`` ``*``: the
+    equal-weight geometric mean of the fixtures' ratios). ``se_log`` is the standard error
+    of ``log(ratio)``; ``reason`` says why the ratio or interval is None."""
+
+    fixture: str
+    model: str
+    n_base: int
+    n_cand: int
+    mean_base: float | None
+    mean_cand: float | None
+    ratio: float | None
+    se_log: float | None
+    df: float | None
+    ci: Interval | None
+    confidence: float
+    verdict: CostVerdict
+    reason: str | None
+    method: str
+
+
+@dataclass(frozen=True)
+class CostComparison(Record):
+    """How the candidate's cost per item compares with the baseline's (see
+    :mod:`harness.stats.cost`): in ``usd`` when every compared item has a price, else in
+    ``tokens``; ``complete`` False when some item's usage is a lower bound (``notes`` say
+    which); ``gate`` is what ``--fail-on cost`` reads (fails on an overall ``costlier``)."""
+
+    unit: Literal["usd", "tokens"]
+    threshold: float
+    fixtures: tuple[CostRatio, ...]
+    overall: CostRatio
+    complete: bool
+    notes: tuple[str, ...]
+    gate: Gate
+
+
+@dataclass(frozen=True)
 class Comparison(Record):
     """The ``comparison`` object of a candidate report."""
 
@@ -127,4 +184,19 @@ class Comparison(Record):
     missing_in_baseline: tuple[Missing, ...]
     error: str | None
     gate: Gate
+    #: The cost comparison (None: a comparison that failed, or from before schema 3).
+    cost: CostComparison | None = None
     schema_version: int = COMPARISON_SCHEMA_VERSION
+
+    def failing(self, fail_on: tuple[str, ...]) -> tuple[str, ...]:
+        """Why the gates ``fail_on`` names fail (empty: they pass): the rate gate
+        (``regression``) and the cost gate (``cost``: an overall ``costlier``)."""
+        reasons: tuple[str, ...] = ()
+        if "regression" in fail_on:
+            reasons += self.gate.reasons
+        if "cost" in fail_on:
+            if self.cost is None:
+                reasons += (f"no cost comparison: {self.error or 'the baseline has none'}",)
+            else:
+                reasons += self.cost.gate.reasons
+        return reasons

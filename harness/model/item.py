@@ -27,6 +27,25 @@ class RunFacts(Record):
 
 
 @dataclass(frozen=True)
+class ItemCost(Record):
+    """What an item's usage cost in USD, priced by the harness (:mod:`harness.pricing`).
+
+    ``usd`` is None when a model with tokens has no known price (``unpriced`` names them):
+    never a guess. ``source`` says where the prices came from (``genai-prices``, ``price
+    file``, both joined by ``+``, or ``none``), ``detail`` which price each model got;
+    ``complete`` is False when the usage is a lower bound, and then so is the cost;
+    ``note`` flags an approximation (a tiered price's base tier).
+    """
+
+    usd: float | None
+    source: str
+    detail: tuple[str, ...]
+    unpriced: tuple[str, ...]
+    complete: bool
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class ItemResult(Record):
     """One scored (or errored) work item. Errored items never count as resolved.
 
@@ -41,6 +60,8 @@ class ItemResult(Record):
     item_dir: str
     score: ItemScore
     facts: RunFacts
+    #: What the item cost (None: not priced, e.g. a report written before prices).
+    cost: ItemCost | None = None
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).
     JSON_EXTRA: ClassVar[dict[str, Any]] = {"status": {"enum": list(get_args(ItemStatus))}}
@@ -61,10 +82,15 @@ class ItemResult(Record):
         the agent's doing, so they are not held against it)."""
         return () if self.status == "error" else self.score.failed_criteria
 
+    @property
+    def cost_usd(self) -> float | None:
+        """The item's cost in USD; None when unpriced (or not priced)."""
+        return self.cost.usd if self.cost is not None else None
+
     def measure(self, name: str) -> float | None:
-        """An efficiency figure by name (:data:`harness.model.summary.MEASURES`): a field
-        of the score or of the run facts; ``None`` when neither has it."""
-        for part in (self.score, self.facts):
+        """A figure by name (:data:`harness.model.summary.MEASURES`): the item's cost, or a
+        field of the score, its efficiency or the run facts; ``None`` when none has it."""
+        for part in (self, self.score, self.score.efficiency, self.facts):
             value = getattr(part, name, None)
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return float(value)
@@ -84,6 +110,7 @@ class ItemResult(Record):
             "item_dir": self.item_dir,
             "facts": self.facts.to_dict(),
             "score": self.score.to_dict(),
+            "cost": self.cost.to_dict() if self.cost is not None else None,
         }
 
     @classmethod
@@ -99,6 +126,8 @@ class ItemResult(Record):
         except ValueError as exc:
             raise ValueError(f"{where}.{exc}") from None
         facts = RunFacts.from_dict(fields.pop("facts", None), f"{where}.facts")
+        cost_data = fields.pop("cost", None)
+        cost = None if cost_data is None else ItemCost.from_dict(cost_data, f"{where}.cost")
         identity = _Identity.from_dict(fields, where)
         result = cls(
             identity.key,
@@ -108,6 +137,7 @@ class ItemResult(Record):
             identity.item_dir,
             score,
             facts,
+            cost,
         )
         if "status" in data and data["status"] != result.status:
             raise ValueError(f"{where}.status: {data['status']!r}, but the item is {result.status}")

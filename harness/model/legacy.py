@@ -1,4 +1,8 @@
-"""Reading reports of earlier schema versions (2, 3 and 4) as the current one (5).
+"""Reading reports of earlier schema versions (2 to 5) as the current one (6).
+
+Version 5 differs from 6 in what it lacks: items without ``cost``, summaries without cost
+per resolved item, comparisons (version 2) without ``cost``, no ``budget``; read as they
+are, with a note that they were not priced.
 
 Version 4 differs from 5 only in its item scores: they carry ``parent_tokens`` and
 ``child_tokens`` where 5 has ``usage`` and ``efficiency``; an upgraded score has neither
@@ -21,7 +25,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from harness.model.comparison import DEFAULT_THRESHOLD
+from harness.model.comparison import (
+    COMPARISON_SCHEMA_VERSION,
+    DEFAULT_COST_THRESHOLD,
+    DEFAULT_THRESHOLD,
+)
 from scorers import SCORE_SCHEMA_VERSION, ItemScore
 from scorers.criteria import criterion_names
 
@@ -159,7 +167,7 @@ def _comparison(cmp: Mapping[str, Any]) -> dict[str, Any]:
         "fixtures": fixtures,
         "overall": overall,
         "baseline_run": None,
-        "schema_version": 2,
+        "schema_version": COMPARISON_SCHEMA_VERSION,
     }
 
 
@@ -190,11 +198,50 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Fields version 6 added, as a version 5 report has them: not recorded.
+NEW_SUMMARY_FIELDS = {
+    "cost_per_resolved_usd": None,
+    "tokens_per_resolved": None,
+    "unpriced": 0,
+    "usage_complete": True,
+}
+NEW_OPTION_FIELDS = {
+    "cost_threshold": DEFAULT_COST_THRESHOLD,
+    "prices_file": None,
+    "max_cost_usd": None,
+    "max_tokens": None,
+}
+
+
+def upgrade_v5(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 5 report as version 6: nothing priced (see the module docstring)."""
+    comparison = data.get("comparison")
+    if comparison is not None:
+        comparison = {**comparison, "cost": None, "schema_version": COMPARISON_SCHEMA_VERSION}
+    notes = [*data.get("notes", []), "read from a schema-5 report: items were not priced"]
+    return {
+        **data,
+        "summary": [{**NEW_SUMMARY_FIELDS, **s} for s in data.get("summary") or []],
+        "options": {**NEW_OPTION_FIELDS, **(data.get("options") or {})},
+        "comparison": comparison,
+        "budget": None,
+        "notes": notes,
+    }
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2, 3 or 4 report in the current shape (see the module docstring)."""
+    """A version 2 to 5 report in the current shape (see the module docstring)."""
     version = data.get("schema_version")
+    if version == 5:
+        return upgrade_v5(data)
     if version == 4:
-        return upgrade_v4(data)
+        return upgrade_v5(upgrade_v4(data))
+    return upgrade_v5(_upgrade_v2_v3(data))
+
+
+def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 2 or 3 report in the shape of version 5."""
+    version = data.get("schema_version")
     notes: list[str] = [f"read from a schema-{version} report"]
     overall: list[Any] = list(data.get("overall") or [])
     comparison = data.get("comparison")

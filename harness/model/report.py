@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Self
 
 from harness import __version__
 from harness.errors import BundleError
-from harness.model.comparison import Comparison
+from harness.model.comparison import DEFAULT_COST_THRESHOLD, Comparison
 from harness.model.item import ItemResult
 from harness.model.record import Record
 from harness.model.summary import FailureGroup, FixtureSummary, ModelOverall
@@ -26,10 +26,12 @@ from scorers.criteria import criterion_names
 #: 4: items nest their ``facts`` and ``score`` (``checks`` the one record of each
 #: criterion's verdict, criteria keyed by one name everywhere). 5: item scores carry
 #: ``usage`` (four billed fields, parent/children, per model, complete or a lower bound)
-#: and ``efficiency``.
-REPORT_SCHEMA_VERSION = 5
+#: and ``efficiency``. 6: items carry ``cost`` (USD, from the price library or the user's
+#: prices), summaries cost and tokens per resolved item, the comparison ``cost``, the run
+#: its ``budget``.
+REPORT_SCHEMA_VERSION = 6
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5)
+READABLE_VERSIONS = (2, 3, 4, 5, 6)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 
@@ -61,6 +63,27 @@ class RunOptions(Record):
     #: they came from.
     only_keys: tuple[str, ...] = ()
     origin: str | None = None
+    #: The cost verdict's threshold, the user's price file, and the budget.
+    cost_threshold: float = DEFAULT_COST_THRESHOLD
+    prices_file: str | None = None
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Budget(Record):
+    """What a run with ``--max-cost``/``--max-tokens`` spent, and whether the budget ran
+    out (then no new item started; the items running finished and were kept, so a run may
+    end above its limit by what they cost). Counts every finished item of the run, kept
+    ones of a resumed run included; ``unpriced_items`` cost an unknown amount."""
+
+    max_cost_usd: float | None
+    max_tokens: int | None
+    spent_usd: float
+    spent_tokens: int
+    unpriced_items: int
+    exhausted: bool
+    reason: str | None
 
 
 @dataclass(frozen=True)
@@ -82,6 +105,8 @@ class RunReport(Record):
     harness_version: str = __version__
     #: What the reader of an older report should know (e.g. a comparison it did not keep).
     notes: tuple[str, ...] = ()
+    #: The budget (None: the run had none).
+    budget: Budget | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).
@@ -179,6 +204,7 @@ __all__ = [
     "READABLE_VERSIONS",
     "REPORT_FILE",
     "REPORT_SCHEMA_VERSION",
+    "Budget",
     "RunOptions",
     "RunReport",
     "load_report",

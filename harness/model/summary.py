@@ -12,8 +12,19 @@ from dataclasses import dataclass
 from harness.model.record import Interval, Record
 
 #: Efficiency figures summarised per fixture x model (mean, sd and t interval) and compared
-#: between runs (Welch): item fields of the score or the run facts.
-MEASURES = ("tokens_used", "turns", "wall_time_s")
+#: between runs (Welch): the item's cost, fields of its score, of the score's efficiency or
+#: of the run facts (:meth:`harness.model.item.ItemResult.measure`).
+MEASURES = (
+    "tokens_used",
+    "cost_usd",
+    "turns",
+    "wall_time_s",
+    "tokens_per_shard",
+    "children_share",
+    "spawn_overhead",
+    "peak_parallel_children",
+    "busy_over_wall",
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,23 @@ class DiffSummary(Record):
 
 
 @dataclass(frozen=True)
+class PerResolved(Record):
+    """Total cost (USD or tokens) over the resolved items of one fixture x model:
+    ``value = total / resolved`` with Fieller's interval (see :mod:`harness.stats.cost`);
+    ``ci[1]`` None when it is unbounded above (the resolved rate not clearly above 0),
+    ``value`` None with no resolved item; ``reason`` says why a part is missing."""
+
+    n: int
+    resolved: int
+    total: float
+    value: float | None
+    ci: tuple[float, float | None] | None
+    confidence: float
+    reason: str | None
+    method: str = "fieller-adjusted-rate"
+
+
+@dataclass(frozen=True)
 class FixtureSummary(Record):
     """One fixture x model of a run: errored items are counted and kept out of every rate."""
 
@@ -72,6 +100,13 @@ class FixtureSummary(Record):
     measures: dict[str, MeanSummary]
     pass_at_k: dict[str, float]
     pass_hat_k: dict[str, float]
+    #: USD per resolved item (None: some scored item has no price); tokens per resolved item
+    cost_per_resolved_usd: PerResolved | None = None
+    tokens_per_resolved: PerResolved | None = None
+    #: Scored items without a cost (a model without a known price)
+    unpriced: int = 0
+    #: False when some scored item's usage is a lower bound (and so are the sums)
+    usage_complete: bool = True
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from harness.model.report import RunReport
     from scorers import ItemScore
 from harness.model.record import Interval
+from harness.model.summary import PerResolved
 
 
 def format_pct(value: float | None, digits: int = 1) -> str:
@@ -36,6 +37,43 @@ def format_pp(value: float | None) -> str:
 def format_ci_pp(ci: Interval | None) -> str:
     """A difference's interval in percentage points: ``[-80.0 pp, -12.5 pp]``."""
     return "n/a" if not ci else f"[{format_pp(ci[0])}, {format_pp(ci[1])}]"
+
+
+def format_usd(value: float | None) -> str:
+    """Dollars with four significant decimals below $1: ``$0.0222``, ``$12.40``; ``n/a``."""
+    if value is None:
+        return "n/a"
+    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
+
+
+def format_amount(value: float | None, unit: str) -> str:
+    """An amount of ``usd`` (``$0.0222``) or ``tokens`` (``21,085 tokens``)."""
+    if unit == "usd":
+        return format_usd(value)
+    return "n/a" if value is None else f"{value:,.0f} tokens"
+
+
+def format_ratio(value: float | None) -> str:
+    """A cost ratio: ``x1.23``; ``n/a``."""
+    return "n/a" if value is None else f"x{value:.2f}"
+
+
+def format_ratio_ci(ci: Interval | None) -> str:
+    """A ratio's interval: ``[x0.95, x1.40]``; ``n/a``."""
+    return "n/a" if not ci else f"[{format_ratio(ci[0])}, {format_ratio(ci[1])}]"
+
+
+def format_per_resolved(entry: PerResolved | None, unit: str) -> str:
+    """``$0.0222 per resolved item (95% CI $0.0180 to $0.0391)``; an unbounded upper limit
+    reads ``or more``; ``n/a`` when nothing resolved."""
+    if entry is None or entry.value is None:
+        return "n/a"
+    text = f"{format_amount(entry.value, unit)} per resolved item"
+    if entry.ci is not None:
+        low, high = entry.ci
+        upper = "or more" if high is None else f"to {format_amount(high, unit)}"
+        text += f" (95% CI {format_amount(low, unit)} {upper})"
+    return text
 
 
 def format_duration(seconds: float) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness import __version__
 from harness.errors import (
+    EXIT_BUDGET,
     EXIT_INFRA,
     EXIT_INTERRUPTED,
     EXIT_RESOLVED,
@@ -50,6 +51,7 @@ from harness.plan import (
     restrict,
 )
 from harness.report.progress import Progress
+from harness.run.budget import BudgetTracker, check_budget_plan
 from harness.run.preflight import require_agent
 from harness.run.scheduler import Scheduler, provider_of
 from harness.runs.catalog import RUN_FILE, owner_record
@@ -181,6 +183,11 @@ def execute_run(
     plan = restrict(build_plan(fixtures, effective_models(config), config.trials), config.only_keys)
     identity = plan_identity(config, fixtures)
     agent = require_agent(config.agent)  # a run that could only error is refused here
+    if config.max_cost_usd is not None:
+        from harness.pricing import unpriced_models
+
+        unpriced = unpriced_models(effective_models(config), config.prices)
+        check_budget_plan(unpriced, config.max_cost_usd, config.max_tokens)
     cleanup = clean_leftovers()  # what a harness killed earlier left behind (never a live run's)
     if cleanup.anything and progress is not None:
         progress.note(cleanup.summary())
@@ -239,6 +246,10 @@ def run_options(
         fail_on=config.fail_on,
         only_keys=config.only_keys,
         origin=config.origin,
+        cost_threshold=config.cost_threshold,
+        prices_file=config.prices.source if config.prices is not None else None,
+        max_cost_usd=config.max_cost_usd,
+        max_tokens=config.max_tokens,
     )
 
 
@@ -280,12 +291,18 @@ def _execute_locked(
         templates=templates,
         agent_home_source=config.agent_home_source,
         extra_env=config.extra_env,
+        prices=config.prices,
     )
     scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
         concurrency=config.concurrency,
         provider_caps=dict(config.provider_caps),
         provider=lambda w: provider_of(w.model),
     )
+    budget = None
+    if config.max_cost_usd is not None or config.max_tokens is not None:
+        budget = BudgetTracker(config.max_cost_usd, config.max_tokens)
+        if budget.add(kept.values()):  # a resume whose kept items spent it already
+            scheduler.drain()
     if progress is not None:
         progress.start(total=len(plan), already=list(kept.values()))
 
@@ -307,6 +324,8 @@ def _execute_locked(
         )
 
     def on_done(work: WorkItem, result: ItemResult) -> None:
+        if budget is not None and budget.add([result]):
+            scheduler.drain()  # start nothing more; the running items finish
         if progress is not None:
             progress.item_done(result)
 
@@ -318,7 +337,9 @@ def _execute_locked(
     from harness.report.write import write_report
     from harness.stats.build import build_report
 
-    interrupted = bool(received) or bool(not_started) or bool(full_disk)
+    spent = budget.status() if budget is not None else None
+    out_of_budget = bool(not_started) and spent is not None and spent.exhausted
+    interrupted = bool(received) or bool(full_disk) or (bool(not_started) and not out_of_budget)
     if progress is not None:
         progress.finish()
     report = build_report(
@@ -329,8 +350,10 @@ def _execute_locked(
         options=options,
         baseline=config.baseline,
         threshold=config.threshold,
+        cost_threshold=config.cost_threshold,
         started_at=started,
     )
+    report = replace(report, budget=spent)
     if full_disk:
         report = replace(report, notes=(*report.notes, f"stopped early: {full_disk[0]}"))
     write_report(run_dir, report)
@@ -350,19 +373,27 @@ def _refresh_index(runs_dir: Path) -> None:
 
 
 def exit_code_for(report: RunReport, fail_on: str) -> int:
-    """0 all resolved; 1 unresolved (or, with --fail-on regression, a failed gate); 3 infra
-    (every item errored, and nothing unresolved); 130 interrupted."""
+    """0 all resolved; 1 unresolved (or a failed gate: --fail-on regression, cost); 3 infra
+    (every item errored, and nothing unresolved); 4 the budget ran out with items not
+    started; 130 interrupted."""
+    from harness.model.comparison import fail_on_parts
     from harness.stats.compare import gate_failed
 
     if report.interrupted:
         return EXIT_INTERRUPTED
+    if report.budget is not None and report.budget.exhausted and report.not_started:
+        return EXIT_BUDGET
+    parts = fail_on_parts(fail_on)
     statuses = {item.status for item in report.items}
-    all_errored = statuses == {"error"}
-    if fail_on == "regression":
+    gates = tuple(p for p in parts if p in ("regression", "cost"))
+    if gates:
         # No evidence is no pass: the gate fails on a missing fixture or an empty candidate.
-        if all_errored:
+        if statuses == {"error"}:
             return EXIT_INFRA
-        return EXIT_UNRESOLVED if gate_failed(report.comparison) else EXIT_RESOLVED
+        if gate_failed(report.comparison, gates):
+            return EXIT_UNRESOLVED
+    if "unresolved" not in parts:
+        return EXIT_RESOLVED
     if "unresolved" in statuses:
         return EXIT_UNRESOLVED
     if "error" in statuses:

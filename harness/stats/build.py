@@ -7,7 +7,12 @@ import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.model.comparison import DEFAULT_THRESHOLD, BaselineRun, Comparison
+from harness.model.comparison import (
+    DEFAULT_COST_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    BaselineRun,
+    Comparison,
+)
 from harness.model.item import ItemResult
 from harness.model.report import RunOptions, RunReport, load_report
 from harness.stats.compare import compare, failed_comparison
@@ -29,6 +34,7 @@ def build_report(
     not_started: Sequence[str] = (),
     baseline: Path | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    cost_threshold: float = DEFAULT_COST_THRESHOLD,
     started_at: dt.datetime | None = None,
 ) -> RunReport:
     now = dt.datetime.now(dt.UTC)
@@ -41,7 +47,9 @@ def build_report(
         overall=tuple(overall(items)),
         options=options,
         triage=triage(items),
-        comparison=None if baseline is None else safe_compare(baseline, items, threshold),
+        comparison=(
+            None if baseline is None else safe_compare(baseline, items, threshold, cost_threshold)
+        ),
         not_started=tuple(not_started),
         created_at=now.isoformat(),
         started_at=started_at.isoformat() if started_at else "",
@@ -49,7 +57,12 @@ def build_report(
     )
 
 
-def safe_compare(baseline: Path, items: Sequence[ItemResult], threshold: float) -> Comparison:
+def safe_compare(
+    baseline: Path,
+    items: Sequence[ItemResult],
+    threshold: float,
+    cost_threshold: float = DEFAULT_COST_THRESHOLD,
+) -> Comparison:
     """Compare against ``baseline``; any failure becomes a comparison that fails the gate,
     so a broken baseline never costs the run its report."""
     try:
@@ -57,6 +70,6 @@ def safe_compare(baseline: Path, items: Sequence[ItemResult], threshold: float) 
         run = BaselineRun(
             report.run_id, report.options.agent, report.options.models, report.created_at
         )
-        return compare(report.items, items, threshold, str(baseline), run)
+        return compare(report.items, items, threshold, str(baseline), run, cost_threshold)
     except Exception as exc:  # the report must be written whatever went wrong
         return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")

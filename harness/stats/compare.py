@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.model.comparison import (
+    DEFAULT_COST_THRESHOLD,
     BaselineRun,
     Comparison,
     DiffAsSample,
@@ -31,6 +32,7 @@ from harness.model.item import ItemResult
 from harness.model.summary import MEASURES, DiffSummary
 from harness.model.text import format_ci_pp, format_pp
 from harness.stats import rates
+from harness.stats.cost import compare_costs
 from harness.stats.power import trials_for_power
 from harness.stats.strata import stratified_diff
 from harness.stats.summaries import (
@@ -129,6 +131,7 @@ def compare(
     threshold: float,
     baseline_label: str,
     baseline_run: BaselineRun | None = None,
+    cost_threshold: float = DEFAULT_COST_THRESHOLD,
 ) -> Comparison:
     """The ``comparison`` object of a candidate report (fields documented in README)."""
     base_models = {i.model for i in baseline}
@@ -164,6 +167,13 @@ def compare(
             missing_in_baseline=_missing(base_g, cand_g, "baseline"),
             error=None,
             gate=Gate(True, ()),
+            cost=compare_costs(
+                [
+                    (key[0], cand_label or key[1], base_g[key].scored, cand_g[key].scored)
+                    for key in matched
+                ],
+                cost_threshold,
+            ),
         )
     )
 
@@ -290,6 +300,6 @@ def failed_comparison(baseline_label: str, threshold: float, error: str) -> Comp
     )
 
 
-def gate_failed(comparison: Comparison | None) -> bool:
-    """True when a comparison exists and its gate did not pass."""
-    return comparison is not None and not comparison.gate.passed
+def gate_failed(comparison: Comparison | None, fail_on: tuple[str, ...] = ("regression",)) -> bool:
+    """True when a comparison exists and a gate ``fail_on`` names did not pass."""
+    return comparison is not None and bool(comparison.failing(fail_on))

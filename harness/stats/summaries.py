@@ -16,9 +16,11 @@ from harness.model.summary import (
     FixturesAsSample,
     FixtureSummary,
     ModelOverall,
+    PerResolved,
     RateEntry,
 )
 from harness.stats import rates
+from harness.stats.cost import per_resolved
 from harness.stats.strata import stratified_rate
 from scorers.criteria import criterion_names
 
@@ -66,6 +68,7 @@ def summarize(items: Sequence[ItemResult]) -> list[FixtureSummary]:
         n = len(scored)
         resolved = sum(1 for i in scored if i.resolved)
         main = rate_entry([i.resolved for i in scored])
+        usd, tokens = per_resolved_costs(scored)
         ks = range(1, min(n, len({i.trial for i in group})) + 1)
         out.append(
             FixtureSummary(
@@ -81,9 +84,33 @@ def summarize(items: Sequence[ItemResult]) -> list[FixtureSummary]:
                 measures={m: rates.mean_interval(measure_values(scored, m)) for m in MEASURES},
                 pass_at_k={str(k): rates.pass_at_k(n, resolved, k) for k in ks},
                 pass_hat_k={str(k): rates.pass_hat_k(n, resolved, k) for k in ks},
+                cost_per_resolved_usd=usd,
+                tokens_per_resolved=tokens,
+                unpriced=sum(1 for i in scored if i.cost_usd is None),
+                usage_complete=usage_complete(scored),
             )
         )
     return out
+
+
+def per_resolved_costs(
+    scored: Sequence[ItemResult],
+) -> tuple[PerResolved | None, PerResolved | None]:
+    """USD and tokens per resolved item of one fixture x model's scored items; USD None
+    when an item has no price (a part of the total unknown is no total)."""
+    if not scored:
+        return None, None
+    outcomes = [i.resolved for i in scored]
+    costs = [i.cost_usd for i in scored]
+    usd = None
+    if all(c is not None for c in costs):
+        usd = per_resolved([c for c in costs if c is not None], outcomes)
+    return usd, per_resolved([float(i.score.tokens_used) for i in scored], outcomes)
+
+
+def usage_complete(items: Iterable[ItemResult]) -> bool:
+    """Whether every item's usage is complete (not a lower bound)."""
+    return all(i.score.usage is None or i.score.usage.complete for i in items)
 
 
 def overall(items: Sequence[ItemResult]) -> list[ModelOverall]:

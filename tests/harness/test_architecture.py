@@ -22,7 +22,7 @@ PACKAGES = ("harness", "scorers", "sim_agent", "scripted_model")
 LAYERS = (
     ("harness.errors", "harness.files", "harness.__init__"),
     ("harness.model",),
-    ("harness.fixtures",),
+    ("harness.fixtures", "harness.pricing"),
     ("harness.agents",),
     ("harness.plan",),
     ("harness.item",),

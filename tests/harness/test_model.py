@@ -138,7 +138,10 @@ def test_version_4_loads_without_a_usage_breakdown(tmp_path: Path) -> None:
     assert [i.score.tokens_used for i in report.items] == [
         i["score"]["tokens_used"] for i in current["items"]
     ]
-    assert report.notes[-1] == "read from a schema-4 report: no usage breakdown"
+    assert report.notes[-2:] == (
+        "read from a schema-4 report: no usage breakdown",
+        "read from a schema-5 report: items were not priced",
+    )
     assert usage_line(report.items[0].score) is None
 
 
