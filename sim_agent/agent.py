@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     except config.SimUsageError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
+    from sim_agent import records
+
+    records.set_prompt_tokens(cfg.oracle.prompt_tokens())
     try:
         return int(parent.run_parent(cfg))
     except Exception as e:  # a thrown error: the real CLI prints it and exits 1

@@ -23,6 +23,7 @@ FAILURE_ERROR = "500 Internal Server Error: upstream model overloaded"
 
 def run_child() -> int:
     spec = jsonio.loads(_read_all(0))
+    records.set_prompt_tokens(int(spec.get("promptTokens", records.PROMPT_TOKENS)))
     return ChildRun(spec).run()
 
 

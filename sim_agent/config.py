@@ -216,6 +216,14 @@ class Oracle(_Value):
         # Deterministic per (seed, item key), so a re-run of the same item behaves the same.
         return random.Random(f"{self.seed}:{self.key}").random() < self.behaviours.flaky
 
+    def prompt_tokens(self) -> int:
+        """The input tokens of each of this item's requests: 800-1250, drawn per (seed, item
+        key) like the repo-dependent prompt of a real agent, so a run's trials differ in
+        cost as real ones do, and a re-run of the same item costs the same."""
+        import zlib  # built in: no start-up cost worth a thought
+
+        return 800 + zlib.crc32(f"{self.seed}:{self.key}:prompt".encode()) % 451
+
     def answers(self) -> list[int | str]:
         """What the swarm reports per shard; when the run does not resolve, the last is wrong."""
         values = [s.expected for s in self.shards]

@@ -25,6 +25,15 @@ COST_PER_INPUT_TOKEN = 1e-6
 COST_PER_OUTPUT_TOKEN = 2e-6
 #: Every request of the real scripted model reported 1000 input tokens.
 PROMPT_TOKENS = 1000
+#: The input tokens each request of this process reports (:func:`set_prompt_tokens`).
+_prompt_tokens = PROMPT_TOKENS
+
+
+def set_prompt_tokens(tokens: int) -> None:
+    """Make every request of this process report ``tokens`` input tokens (an item's prompt
+    size: see ``Oracle.prompt_tokens``)."""
+    global _prompt_tokens
+    _prompt_tokens = tokens
 
 
 def dumps(obj: Any) -> str:
@@ -89,7 +98,7 @@ def usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
 
 def usage_for(text: str) -> dict[str, Any]:
     """Plausible usage for a completion of ``text`` (about four characters per token)."""
-    return usage(PROMPT_TOKENS, max(5, len(text) // 4))
+    return usage(_prompt_tokens, max(5, len(text) // 4))
 
 
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

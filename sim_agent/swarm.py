@@ -164,6 +164,7 @@ class Swarm:
             "delay": child.delay,
             "grandchild": child.grandchild,
             "hollow": child.hollow,
+            "promptTokens": self.cfg.oracle.prompt_tokens(),
         }
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.model.comparison import Comparison
+from harness.model.comparison import Comparison, CostComparison
 from harness.model.item import ItemResult
 
 if TYPE_CHECKING:
     from harness.model.report import RunReport
     from scorers import ItemScore
 from harness.model.record import Interval
-from harness.model.summary import PerResolved
+from harness.model.summary import FixtureSummary, PerResolved
 
 
 def format_pct(value: float | None, digits: int = 1) -> str:
@@ -66,8 +66,10 @@ def format_ratio_ci(ci: Interval | None) -> str:
 def format_per_resolved(entry: PerResolved | None, unit: str) -> str:
     """``$0.0222 per resolved item (95% CI $0.0180 to $0.0391)``; an unbounded upper limit
     reads ``or more``; ``n/a`` when nothing resolved."""
-    if entry is None or entry.value is None:
+    if entry is None:
         return "n/a"
+    if entry.value is None:
+        return "no resolved item"
     text = f"{format_amount(entry.value, unit)} per resolved item"
     if entry.ci is not None:
         low, high = entry.ci
@@ -156,8 +158,14 @@ def verdict_line(report: RunReport) -> str:
     then (with a baseline) the comparison's verdict and whether the gate passes."""
     total = len(report.items)
     unresolved, errors = report.count("unresolved"), report.count("error")
+    budget = report.budget
     if report.resolved:
         head = f"RESOLVED: all {plural(total, 'item')} resolved"
+    elif budget is not None and budget.exhausted and report.not_started and not report.interrupted:
+        head = (
+            f"BUDGET RAN OUT: {report.count('resolved')} of {total} items resolved, "
+            f"{len(report.not_started)} not started"
+        )
     elif report.interrupted or report.not_started:
         head = f"INTERRUPTED: {report.count('resolved')} of {total} items resolved"
     else:
@@ -169,7 +177,91 @@ def verdict_line(report: RunReport) -> str:
         return head
     o = cmp.overall
     gate = "gate passes" if cmp.gate.passed else "gate FAILS: " + "; ".join(cmp.gate.reasons)
-    return f"{head}; vs baseline: {o.verdict} ({format_pp(o.delta)}); {gate}"
+    cost = ""
+    if cmp.cost is not None:
+        cost = f"; cost {cmp.cost.overall.verdict} ({format_ratio(cmp.cost.overall.ratio)})"
+    return f"{head}; vs baseline: {o.verdict} ({format_pp(o.delta)}){cost}; {gate}"
+
+
+def budget_line(report: RunReport) -> str | None:
+    """What the budget allowed and what the run spent (None: no budget); ``RUN`` stands
+    for the run directory, which the caller knows."""
+    b = report.budget
+    if b is None:
+        return None
+    unpriced = f" ({plural(b.unpriced_items, 'item')} without a price)" if b.unpriced_items else ""
+    if not b.exhausted:
+        limits = [format_usd(b.max_cost_usd)] if b.max_cost_usd is not None else []
+        limits += [f"{b.max_tokens:,} tokens"] if b.max_tokens is not None else []
+        return (
+            f"budget: spent {format_usd(b.spent_usd)} and {b.spent_tokens:,} tokens{unpriced} "
+            f"of {' and '.join(limits)}"
+        )
+    flags = " ".join(
+        flag
+        for flag, limit in (("--max-cost USD", b.max_cost_usd), ("--max-tokens N", b.max_tokens))
+        if limit is not None
+    )
+    left = (
+        f"; {plural(len(report.not_started), 'item')} not started: `--resume RUN {flags}` "
+        "with a larger budget completes them"
+        if report.not_started
+        else ""
+    )
+    return f"BUDGET RAN OUT: {b.reason}{unpriced}{left}"
+
+
+def unpriced_line(report: RunReport) -> str | None:
+    """The one warning for models without a price (None: every item priced)."""
+    models = sorted({m for i in report.items if i.cost is not None for m in i.cost.unpriced})
+    if not models:
+        return None
+    return (
+        f"no price known for {', '.join(models)}: their items' cost_usd is null and costs "
+        "are compared in tokens (give prices with --prices FILE)"
+    )
+
+
+def cost_line(s: FixtureSummary) -> str:
+    """A fixture x model's cost per item and per resolved item: USD where every item has a
+    price, tokens otherwise; ``(lower bound)`` when some item's usage is."""
+    bound = " (lower bound)" if not s.usage_complete else ""
+    usd = s.measures.get("cost_usd")
+    if s.cost_per_resolved_usd is not None and usd is not None and usd.mean is not None:
+        per = format_per_resolved(s.cost_per_resolved_usd, "usd")
+        return f"{format_usd(usd.mean)} per item, {per}{bound}"
+    tokens = s.measures.get("tokens_used")
+    mean = tokens.mean if tokens is not None else None
+    per = format_per_resolved(s.tokens_per_resolved, "tokens")
+    return f"{format_amount(mean, 'tokens')} per item, {per}{bound}"
+
+
+def cost_comparison_line(cost: CostComparison) -> str:
+    """The cost verdict in one line: ``cost: costlier, x2.10 per item (USD), 95% CI ...``."""
+    o = cost.overall
+    text = (
+        f"cost: {o.verdict}, {format_ratio(o.ratio)} the baseline's per item "
+        f"({'USD' if cost.unit == 'usd' else 'tokens'}), 95% CI {format_ratio_ci(o.ci)}, "
+        f"threshold +{100 * cost.threshold:.0f}%"
+    )
+    if o.reason:
+        text += f" ({o.reason})"
+    return text + "".join(f"; {note}" for note in cost.notes)
+
+
+def cost_text(item: ItemResult) -> str | None:
+    """An item's cost and where its prices came from (None: not priced)."""
+    c = item.cost
+    if c is None:
+        return None
+    if c.usd is None:
+        return f"cost: unknown: no price known for {', '.join(c.unpriced)}"
+    text = f"cost: {format_usd(c.usd)}" + ("" if c.complete else " (lower bound)")
+    return (
+        text
+        + (f" [{'; '.join(c.detail)}]" if c.detail else "")
+        + (f" ({c.note})" if c.note else "")
+    )
 
 
 def usage_line(score: ItemScore) -> str | None:

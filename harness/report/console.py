@@ -8,8 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.model.comparison import fail_on_parts
 from harness.model.report import RunReport
-from harness.model.text import format_ci, format_ci_pp, format_pct, format_pp, plural
+from harness.model.text import (
+    budget_line,
+    cost_comparison_line,
+    cost_line,
+    format_ci,
+    format_ci_pp,
+    format_pct,
+    format_pp,
+    plural,
+    unpriced_line,
+)
 from scorers.criteria import criterion_names
 
 #: Failure groups named on the console; report.md lists them all.
@@ -18,6 +29,9 @@ TRIAGE_SHOWN = 5
 
 def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
     lines = []
+    budget = budget_line(report)
+    if budget is not None and report.budget is not None and report.budget.exhausted:
+        lines.append(budget.replace("RUN", str(run_dir)))  # said first: the run stopped
     if report.options.origin:
         lines.append(
             f"re-ran {plural(len(report.options.only_keys), 'item')} that failed in "
@@ -35,6 +49,7 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             f"{s.n - s.resolved} unresolved, {plural(s.errors, 'error')}"
             + (f"; failed criteria: {', '.join(failing)}" if failing else "")
         )
+        lines.append(f"  {cost_line(s)}")
     if report.triage:
         shown = report.triage[:TRIAGE_SHOWN]
         more = len(report.triage) - len(shown)
@@ -53,9 +68,19 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             ("baseline", cmp.missing_in_baseline),
         ):
             lines.extend(f"missing in the {side}: {m.label()}" for m in missing)
-        if not cmp.gate.passed:
-            lines.append("gate fails: " + "; ".join(cmp.gate.reasons))
+        if cmp.cost is not None:
+            lines.append(f"vs baseline {cost_comparison_line(cmp.cost)}")
+        # The gates --fail-on names; the rate gate's verdict is told even when none is.
+        gates = tuple(g for g in fail_on_parts(report.options.fail_on) if g != "unresolved")
+        reasons = cmp.failing(gates or ("regression",))
+        if reasons:
+            lines.append("gate fails: " + "; ".join(reasons))
     lines.extend(f"note: {note}" for note in report.notes)
+    unpriced = unpriced_line(report)
+    if unpriced is not None:
+        lines.append(f"note: {unpriced}")
+    if budget is not None and report.budget is not None and not report.budget.exhausted:
+        lines.append(budget)
     if report.interrupted:
         lines.append(f"interrupted: resume with --resume {run_dir}")
     lines.append(f"report: {run_dir / 'report.json'} (exit {exit_code})")

@@ -6,19 +6,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.model.comparison import Comparison
+from harness.model.comparison import Comparison, CostComparison
 from harness.model.report import RunReport
 from harness.model.summary import FixtureSummary
 from harness.model.text import (
     baseline_label,
+    budget_line,
+    cost_comparison_line,
+    cost_line,
+    format_amount,
     format_ci,
     format_ci_pp,
     format_duration,
     format_pct,
     format_pp,
+    format_ratio,
+    format_ratio_ci,
     format_when,
     item_reasons,
     plural,
+    unpriced_line,
     verdict_line,
 )
 from scorers.criteria import criterion_names
@@ -32,6 +39,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         "",
         f"**{verdict_line(report)}**",
         "",
+        *_budget_first(report, run_dir),
         *_header(report),
         f"- items: {len(report.items)} ({report.count('resolved')} resolved, "
         f"{report.count('unresolved')} unresolved, {plural(report.count('error'), 'error')})"
@@ -52,6 +60,12 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
             f"(mean over {plural(o.strata, 'fixture')}, n={o.n})"
         )
     lines.extend(f"- note: {note}" for note in report.notes)
+    unpriced = unpriced_line(report)
+    if unpriced is not None:
+        lines.append(f"- note: {unpriced}")
+    budget = budget_line(report)
+    if budget is not None and report.budget is not None and not report.budget.exhausted:
+        lines.append(f"- {budget}")
     names = criterion_names()
     lines += [
         "",
@@ -59,8 +73,8 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         "",
         "| fixture | model | n | errors | resolved | rate | 95% CI | "
         + " | ".join(names)
-        + " | mean tokens |",
-        "|---|---|---|---|---|---|---|" + "---|" * len(names) + "---|",
+        + " | mean tokens | cost per item, per resolved item |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(names) + "---|---|",
     ]
     for s in report.summary:
         crit = " | ".join(format_pct(s.criteria[c].rate) for c in names)
@@ -68,7 +82,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         lines.append(
             f"| {s.fixture} | {s.model} | {s.n} | {s.errors} | {s.resolved} | "
             f"{format_pct(s.rate)} | {format_ci(s.ci)} | {crit} | "
-            f"{'n/a' if tokens is None else f'{tokens:.0f}'} |"
+            f"{'n/a' if tokens is None else f'{tokens:.0f}'} | {cost_line(s)} |"
         )
     if report.comparison is not None:
         lines += comparison_markdown(report.comparison)
@@ -96,6 +110,14 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
                 lines.append(f"  - agent error: {i.facts.agent_error[:300]}")
             lines.append(f"  - item dir: `{run_dir / 'items' / i.item_dir}`")
     return "\n".join(lines) + "\n"
+
+
+def _budget_first(report: RunReport, run_dir: Path) -> list[str]:
+    """A budget that ran out is said before anything else: the run stopped early."""
+    line = budget_line(report)
+    if line is None or report.budget is None or not report.budget.exhausted:
+        return []
+    return [f"**{line.replace('RUN', str(run_dir))}**", ""]
 
 
 def _header(report: RunReport) -> list[str]:
@@ -176,5 +198,31 @@ def comparison_markdown(cmp: Comparison) -> list[str]:
             f"| {f.fixture} | {f.model} | {format_pct(f.baseline_rate)} | "
             f"{format_pct(f.candidate_rate)} | {format_pp(f.delta)} | {format_ci_pp(f.ci)} | "
             f"{f.verdict} | {f.trials_for_power or ''} |"
+        )
+    if cmp.cost is not None:
+        lines += _cost_comparison(cmp.cost)
+    return lines
+
+
+def _cost_comparison(cost: CostComparison) -> list[str]:
+    """The cost verdict and its gate, then the per-fixture ratios."""
+    unit = "USD" if cost.unit == "usd" else "tokens"
+    lines = [
+        "",
+        f"### Cost per item ({unit})",
+        "",
+        cost_comparison_line(cost),
+        "",
+        "Gate (`--fail-on cost`): "
+        + ("passes" if cost.gate.passed else "FAILS: " + "; ".join(cost.gate.reasons)),
+        "",
+        "| fixture | model | baseline mean | candidate mean | ratio | 95% CI | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in cost.fixtures:
+        lines.append(
+            f"| {r.fixture} | {r.model} | {format_amount(r.mean_base, cost.unit)} | "
+            f"{format_amount(r.mean_cand, cost.unit)} | {format_ratio(r.ratio)} | "
+            f"{format_ratio_ci(r.ci)} | {r.verdict}{f' ({r.reason})' if r.reason else ''} |"
         )
     return lines

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.model.story import ItemStory
-from harness.model.text import efficiency_line, item_reasons, usage_line
+from harness.model.text import cost_text, efficiency_line, item_reasons, usage_line
 
 
 def story_text(story: ItemStory) -> str:
@@ -18,7 +18,8 @@ def story_text(story: ItemStory) -> str:
         f"  tokens {score.tokens_used}, turns {score.turns}, "
         f"wall {facts.wall_time_s} s, exit {facts.exit_code}"
     )
-    lines.extend(f"  {line}" for line in (usage_line(score), efficiency_line(score)) if line)
+    parts = (usage_line(score), cost_text(result), efficiency_line(score))
+    lines.extend(f"  {line}" for line in parts if line)
     if story.problem:
         lines.append(f"  (bundle not fully readable: {story.problem})")
     lines.append("answers (expected -> answered):")
