@@ -11,6 +11,7 @@ item's usage is marked a lower bound).
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -27,6 +28,7 @@ from harness.fixtures.lookup import expand_fixture_names, fixture_roots
 from harness.item.scoring import manifest_dict
 from harness.model.item import ItemStatus
 from harness.plan import RunConfig
+from harness.pricing import PriceTable
 from harness.report.progress import Progress
 from harness.run.execute import execute_run
 from harness.run.preflight import require_agent
@@ -51,12 +53,18 @@ class ModelServer(Protocol):
 
     def billed(self, model: str | None = None, fixture: str | None = None) -> Billed: ...
 
+    @property
+    def prices_per_mtok(self) -> Mapping[str, float]: ...
+
 
 class Billed(Protocol):
-    """What a server billed: its tokens in total and how many requests."""
+    """What a server billed: its tokens in total, their price and how many requests."""
 
     @property
     def total(self) -> int: ...
+
+    @property
+    def usd(self) -> float: ...
 
     @property
     def requests(self) -> int: ...
@@ -91,6 +99,9 @@ class SelftestRow:
     tokens: int = 0
     billed: int = 0
     usage_complete: bool = True
+    #: The item's cost as the harness priced it (at the server's prices), and the bill's.
+    cost_usd: float | None = None
+    billed_usd: float = 0.0
 
     @property
     def verdict_ok(self) -> bool:
@@ -106,8 +117,18 @@ class SelftestRow:
         return self.tokens == self.billed if self.usage_complete else self.tokens <= self.billed
 
     @property
+    def cost_ok(self) -> bool:
+        if self.status == "error":
+            return True
+        if self.cost_usd is None:
+            return False  # every scripted model has a price: an unpriced item is a bug
+        if self.usage_complete:
+            return math.isclose(self.cost_usd, self.billed_usd, rel_tol=1e-9, abs_tol=1e-12)
+        return self.cost_usd <= self.billed_usd * (1 + 1e-9)
+
+    @property
     def ok(self) -> bool:
-        return self.verdict_ok and self.tokens_ok
+        return self.verdict_ok and self.tokens_ok and self.cost_ok
 
 
 @dataclass(frozen=True)
@@ -159,8 +180,13 @@ def run_selftest(
 ) -> SelftestOutcome:
     """Run every case on every fixture with the real agent and compare the verdicts."""
     require_agent(agent)  # nine "agent could not start" rows tell nothing a line would not
-    home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
     by_model = {f"{server.provider}/{c.script}": c for c in cases}
+    # Each script is a model the server charges for at its own prices; the agent may name it
+    # with or without the provider (the table's lookup tries both).
+    prices = PriceTable.from_mapping(
+        {c.script: dict(server.prices_per_mtok) for c in cases}, "the scripted server's prices"
+    )
+    home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
     try:
         env = agent.scripted_endpoint(server.base_url, server.models_json(), home)
         config = RunConfig(
@@ -172,6 +198,7 @@ def run_selftest(
             runs_dir=runs_dir,
             agent_home_source=home,
             extra_env=tuple(sorted(env.items())),
+            prices=prices,
         )
         outcome = execute_run(config, progress)
     finally:
@@ -197,6 +224,8 @@ def run_selftest(
                 tokens=item.score.tokens_used,
                 billed=bill.total,
                 usage_complete=usage is not None and usage.complete,
+                cost_usd=item.cost_usd,
+                billed_usd=bill.usd,
             )
         )
     rows.sort(key=lambda r: (r.fixture, [c.script for c in cases].index(r.case.script)))
@@ -205,7 +234,9 @@ def run_selftest(
 
 def render_table(outcome: SelftestOutcome) -> str:
     """The selftest table: one row per fixture x script."""
-    header = ("fixture", "script", "expected", "actual", "turns", "requests", "tokens", "ok")
+    header = (
+        "fixture", "script", "expected", "actual", "turns", "requests", "tokens", "cost", "ok"
+    )  # fmt: skip
     body = []
     for r in outcome.rows:
         expected = _verdict(r.case.expected_status, r.case.expected_failing)
@@ -221,6 +252,7 @@ def render_table(outcome: SelftestOutcome) -> str:
                 str(r.turns),
                 str(r.server_requests),
                 _tokens(r),
+                _cost(r),
                 "ok" if r.ok else "FAIL",
             )
         )
@@ -236,7 +268,8 @@ def render_table(outcome: SelftestOutcome) -> str:
     lines.append(
         "turns: the parent's assistant turns as scored; requests: model requests the server "
         "answered for the item (parent, children, internal calls); tokens: what the harness "
-        "counted against what the server billed ('<=': usage marked a lower bound)."
+        "counted against what the server billed ('<=': usage marked a lower bound); cost: "
+        "the harness's price of the item against the server's price of its bill."
     )
     return "\n".join(lines)
 
@@ -248,6 +281,18 @@ def _tokens(row: SelftestRow) -> str:
         return f"{row.tokens} = billed"
     relation = "<=" if row.tokens < row.billed and not row.usage_complete else "!="
     return f"{row.tokens} {relation} {row.billed} billed"
+
+
+def _cost(row: SelftestRow) -> str:
+    if row.status == "error":
+        return "-"
+    billed = f"${row.billed_usd:.6f}"
+    if row.cost_usd is None:
+        return f"unpriced != {billed} billed"
+    if row.cost_ok and row.usage_complete:
+        return f"${row.cost_usd:.6f} = billed"
+    relation = "<=" if row.cost_ok else "!="
+    return f"${row.cost_usd:.6f} {relation} {billed} billed"
 
 
 def _verdict(status: str, failing: tuple[str, ...]) -> str:

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ from scripted_model.scripts import (
 #: The provider name the agent home's models.json declares; model selectors are
 #: ``scripted/<script>``.
 PROVIDER = "scripted"
+#: What the server charges, USD per million tokens of each billed field (Claude Sonnet 4.5's
+#: list prices): the bill in money that a harness's cost is checked against.
+PRICES_PER_MTOK = {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
 COMPLETIONS_PATH = "/v1/chat/completions"
 #: A rough, deterministic token estimate: about four bytes of text per token.
 BYTES_PER_TOKEN = 4
@@ -75,6 +79,18 @@ class Bill:
             + self.cache_write_tokens
         )
 
+    @property
+    def usd(self) -> float:
+        """What the bill costs at :data:`PRICES_PER_MTOK`, summed exactly."""
+        price = {field: Decimal(str(value)) for field, value in PRICES_PER_MTOK.items()}
+        micro = (
+            self.input_tokens * price["input"]
+            + self.output_tokens * price["output"]
+            + self.cache_read_tokens * price["cache_read"]
+            + self.cache_write_tokens * price["cache_write"]
+        )
+        return float(micro / Decimal(1_000_000))
+
     def __add__(self, other: Bill) -> Bill:
         return Bill(
             self.input_tokens + other.input_tokens,
@@ -98,6 +114,7 @@ class ScriptedModelServer:
     ):
         self.oracle = oracle
         self.provider = PROVIDER
+        self.prices_per_mtok = dict(PRICES_PER_MTOK)
         self.request_log = request_log
         self.scripts = dict(scripts or SCRIPTS)
         self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)

@@ -20,7 +20,7 @@ CASE = SelftestCase("early-exit", "unresolved", ("coverage", "receipts"), ("dele
     ],
 )
 def test_row_holds(failing: tuple[str, ...], ok: bool) -> None:
-    row = SelftestRow("tiny", CASE, "unresolved", failing, None, 1, 1, "d")
+    row = SelftestRow("tiny", CASE, "unresolved", failing, None, 1, 1, "d", cost_usd=0.0)
     assert row.ok is ok
 
 
@@ -44,6 +44,31 @@ def test_tokens_must_be_what_the_server_billed(
 ) -> None:
     row = SelftestRow(
         "tiny", CASE, "unresolved", ("coverage", "receipts"), None, 1, 1, "d",
-        tokens=tokens, billed=billed, usage_complete=complete,
+        tokens=tokens, billed=billed, usage_complete=complete, cost_usd=0.0,
     )  # fmt: skip
     assert row.verdict_ok and row.tokens_ok is ok and row.ok is ok
+
+
+@pytest.mark.parametrize(
+    ("cost", "billed", "complete", "ok"),
+    [
+        pytest.param(0.4605789, 0.4605789, True, True, id="equal"),
+        pytest.param(0.4605788, 0.4605789, True, False, id="a-micro-dollar-short"),
+        pytest.param(None, 0.4605789, True, False, id="unpriced"),
+        pytest.param(0.3, 0.4605789, False, True, id="lower-bound-below"),
+        pytest.param(0.5, 0.4605789, False, False, id="lower-bound-above"),
+    ],
+)
+def test_cost_must_be_the_price_of_what_the_server_billed(
+    cost: float | None, billed: float, complete: bool, ok: bool
+) -> None:
+    row = SelftestRow(
+        "tiny", CASE, "unresolved", ("coverage", "receipts"), None, 1, 1, "d",
+        usage_complete=complete, cost_usd=cost, billed_usd=billed,
+    )  # fmt: skip
+    assert row.tokens_ok and row.cost_ok is ok and row.ok is ok
+
+
+def test_an_errored_row_is_not_held_to_the_bill() -> None:
+    row = SelftestRow("tiny", CASE, "error", (), "boom", 0, 0, "d", tokens=5, billed=9)
+    assert row.tokens_ok and row.cost_ok

@@ -21,10 +21,12 @@ from harness.agents.claude_code.launch import (
     agent_argv,
 )
 from harness.item.processes import run_process
+from harness.pricing import PriceTable, item_cost
 from scorers.claude_code import score_claude_code
 from scorers.types import Manifest
 from scripted_model import Oracle, ScriptedModelServer
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS
+from scripted_model.server import PRICES_PER_MTOK
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
@@ -76,3 +78,7 @@ def test_script_verdict(
         bill.cache_read_tokens,
         bill.cache_write_tokens,
     )
+    # Priced per model as the client names them, at the server's prices: the bill's price.
+    prices = PriceTable.from_mapping({name: dict(PRICES_PER_MTOK)}, "server prices")
+    cost = item_cost(usage, f"scripted/{name}", prices)
+    assert cost.usd == pytest.approx(bill.usd, rel=1e-12) and cost.complete, (cost, bill)
