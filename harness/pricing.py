@@ -126,6 +126,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> Any:
     seen: dict[Any, yaml.Mark] = {}
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # ``<<: *shared``: merged keys may be overridden, as YAML means
         key = loader.construct_object(key_node)
         if key in seen:
             raise yaml.constructor.ConstructorError(

@@ -27,9 +27,10 @@ from harness.errors import EXIT_INTERRUPTED, HarnessError
 EXIT_CODES_HELP = """\b
 Exit codes:
   0    every item resolved (or the command succeeded)
-  1    some item unresolved, or a failed gate with --fail-on regression
+  1    some item unresolved, or a failed gate with --fail-on regression or cost
   2    bad usage or input: nothing ran
   3    infrastructure error (agent missing, launch failure) and nothing unresolved
+  4    the budget (--max-cost, --max-tokens) ran out: items left not started
   130  interrupted (Ctrl-C / SIGTERM); the report is written and marked interrupted
 """
 
