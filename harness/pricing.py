@@ -90,7 +90,11 @@ class Price:
 def _price_value(value: Any, where: str) -> Decimal:
     # bool is an int: `input: yes` must not read as $1.
     if isinstance(value, bool) or not isinstance(value, int | float):
-        hint = " (write 0.3, not '0.3')" if isinstance(value, str) else ""
+        hint = (
+            " (a number in YAML: 0.3 or 3.0e-1, unquoted; 3e-1 reads as a string)"
+            if isinstance(value, str)
+            else ""
+        )
         raise PriceFileError(
             f"{where}: must be a number of USD per million tokens, got {value!r}{hint}"
         )
@@ -129,6 +133,12 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> Any:
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue  # ``<<: *shared``: merged keys may be overridden, as YAML means
         key = loader.construct_object(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a key must be a model id, got {key!r}", key_node.start_mark
+            ) from None
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r} (first at {seen[key]})", key_node.start_mark

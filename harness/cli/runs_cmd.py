@@ -47,7 +47,20 @@ def list_cmd(runs_dir: Path, as_json: bool, as_html: bool) -> None:
     if not runs:
         click.echo(f"no runs under {runs_dir}")
         return
-    header = ("run", "date", "agent", "fixtures", "models", "trials", "resolved", "status")
+    from harness.model.text import format_usd
+
+    header = (
+        "run",
+        "date",
+        "agent",
+        "fixtures",
+        "models",
+        "trials",
+        "resolved",
+        "cost",
+        "tokens",
+        "status",
+    )
     rows = [header]
     for r in runs:
         rate = "n/a" if r.resolved_rate is None else f"{100 * r.resolved_rate:.0f}%"
@@ -60,6 +73,8 @@ def list_cmd(runs_dir: Path, as_json: bool, as_html: bool) -> None:
                 ",".join(r.models),
                 "" if r.trials is None else str(r.trials),
                 f"{r.resolved}/{r.scored} {rate}",
+                f"n/a ({r.unpriced} unpriced)" if r.unpriced else format_usd(r.cost_usd),
+                f"{r.tokens:,}",
                 r.status,
             )
         )

@@ -14,7 +14,7 @@ from typing import Any
 from harness.agents import adapter_for_meta
 from harness.errors import BundleError, HarnessError
 from harness.files import open_regular
-from harness.model.item import ItemResult, RunFacts
+from harness.model.item import ItemCost, ItemResult, RunFacts
 from harness.plan import WorkItem
 from harness.pricing import PriceTable, item_cost
 from scorers import ItemScore
@@ -63,6 +63,14 @@ def manifest_of(item_dir: Path, meta: dict[str, Any]) -> Manifest:
         raise BundleError(f"{item_dir / ITEM_META_FILE}: manifest: missing or invalid") from exc
 
 
+def price(score: ItemScore, model: str, prices: PriceTable | None = None) -> ItemCost | None:
+    """What the item's usage cost (``prices`` first, then the price library); None when its
+    score holds no usage."""
+    if score.usage is None or score.usage.source == "none":
+        return None
+    return item_cost(score.usage, model, prices)
+
+
 def make_result(
     work: WorkItem,
     item_dir: Path,
@@ -70,11 +78,8 @@ def make_result(
     facts: RunFacts,
     prices: PriceTable | None = None,
 ) -> ItemResult:
-    """The item's result, priced (``prices`` first, then the price library) when its
-    score holds usage."""
-    cost = None
-    if score.usage is not None and score.usage.source != "none":
-        cost = item_cost(score.usage, work.model, prices)
+    """The item's result, priced when its score holds usage."""
+    cost = price(score, work.model, prices)
     return ItemResult(
         key=work.key,
         fixture=work.fixture.manifest.name,
@@ -170,20 +175,25 @@ def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> R
     return RunFacts(wall, exit_code, timed_out, error, agent_error, killed, leftover, timeout_s)
 
 
-def rescore_item(item_dir: Path, fixture: Path | None = None) -> ItemResult:
-    """Score a saved item directory again, wherever it was moved to (``fixture``: score
-    against this fixture directory instead of the manifest the item saved)."""
+def rescore_item(
+    item_dir: Path, fixture: Path | None = None, prices: PriceTable | None = None
+) -> ItemResult:
+    """Score (and price) a saved item directory again, wherever it was moved to
+    (``fixture``: score against this fixture directory instead of the manifest the item
+    saved; ``prices``: the run's ``--prices``, tried before the price library)."""
     from harness.fixtures import load_fixture  # only an explicit --fixture needs it
 
     meta = read_item_meta(item_dir)
     manifest = load_fixture(fixture).manifest if fixture is not None else None
     score = score_bundle(item_dir, meta, manifest)
+    model = str(meta.get("model", ""))
     return ItemResult(
         key=str(meta.get("key", item_dir.name)),
         fixture=str(meta.get("fixture", "")),
-        model=str(meta.get("model", "")),
+        model=model,
         trial=int(meta.get("trial") or 1),
         item_dir=item_dir.name,
         score=score,
         facts=facts_from_meta(meta, score, item_dir),
+        cost=price(score, model, prices),
     )

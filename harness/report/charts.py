@@ -9,20 +9,51 @@ than show an empty or flat picture.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from harness.model.comparison import Comparison, FixtureComparison, OverallComparison
 from harness.model.item import ItemResult
 from harness.model.story import TimelineEvent
-from harness.model.summary import MEASURES, FixtureSummary
-from harness.model.text import format_pp
+from harness.model.summary import MEASURES, FixtureSummary, ModelOverall, PerResolved
+from harness.model.text import (
+    format_amount,
+    format_ci,
+    format_pct,
+    format_per_resolved,
+    format_pp,
+    format_usd,
+)
 from harness.report import svg
+from harness.stats.cost import per_resolved
 from scorers.criteria import criterion_names
 
+#: The x axis title of each measure's per-item distribution (:data:`MEASURES`).
 MEASURE_TITLES = {
-    "tokens_used": "tokens",
+    "tokens_used": "tokens per item",
+    "cost_usd": "USD per item",
     "turns": "assistant turns",
     "wall_time_s": "wall time (s)",
+    "tokens_per_shard": "tokens per shard",
+    "children_share": "children's share of the tokens (0-1)",
+    "spawn_overhead": "depth-1 spawns per shard (1: one child per shard)",
+    "peak_parallel_children": "most children busy at once",
+    "busy_over_wall": "children's busy time / the parent's wall time",
 }
+
+#: The scatter of cost against resolved rate.
+COST_CHART_ID = "chart-cost-vs-rate"
+
+
+def measure_text(measure: str, value: float) -> str:
+    """One item's value of ``measure`` as a tooltip says it."""
+    if measure == "cost_usd":
+        return format_usd(value)
+    if measure in ("tokens_used", "tokens_per_shard"):
+        return f"{value:,.0f}"
+    if measure == "children_share":
+        return format_pct(value)
+    return f"{value:g}"
 
 
 def _label(fixture: str, model: str) -> str:
@@ -132,7 +163,7 @@ def measure_chart(items: Sequence[ItemResult], measure: str) -> str | None:
             continue
         values, keys = groups.setdefault(_label(item.fixture, item.model), ([], []))
         values.append(value)
-        keys.append(f"{item.key}: {value:g}")
+        keys.append(f"{item.key}: {measure_text(measure, value)}")
     every = {v for values, _ in groups.values() for v in values}
     if len(every) < 2:
         return None
@@ -149,6 +180,115 @@ def measure_charts(items: Sequence[ItemResult]) -> dict[str, str]:
     """The measures whose chart carries information, by measure."""
     charts = {m: measure_chart(items, m) for m in MEASURES}
     return {m: chart for m, chart in charts.items() if chart is not None}
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """One model's cost per resolved item over the run (its scored items of every fixture
+    pooled) beside its overall resolved rate."""
+
+    model: str
+    per_resolved: PerResolved
+    overall: ModelOverall
+
+
+@dataclass(frozen=True)
+class CostView:
+    """What the cost-against-rate chart shows: one unit for every model (``usd`` when every
+    scored item has a price, else ``tokens``), the models with a point, and why the others
+    have none."""
+
+    unit: Literal["usd", "tokens"]
+    models: tuple[ModelCost, ...]
+    left_out: tuple[str, ...]
+    unpriced: int
+
+    @property
+    def axis_title(self) -> str:
+        if self.unit == "usd":
+            return "USD per resolved item (total cost / resolved items), 95% CI"
+        return (
+            "tokens per resolved item, 95% CI (in tokens: "
+            f"{self.unpriced} scored item(s) have no price, so no USD)"
+        )
+
+
+def cost_view(items: Sequence[ItemResult], overall: Sequence[ModelOverall]) -> CostView:
+    """Each model's total cost over its resolved items (scored items only, as the summaries
+    count them), in USD when every scored item of the run has a price, else in tokens for
+    all; a model that resolved nothing, or used no tokens, has no point."""
+    scored = [i for i in items if i.status != "error"]
+    unpriced = sum(1 for i in scored if i.cost_usd is None)
+    unit: Literal["usd", "tokens"] = "usd" if scored and not unpriced else "tokens"
+    models, left_out = [], []
+    for row in overall:
+        mine = [i for i in scored if i.model == row.model]
+        costs = [
+            float(i.score.tokens_used) if unit == "tokens" else i.cost_usd or 0.0 for i in mine
+        ]
+        entry = per_resolved(costs, [i.resolved for i in mine])
+        if not mine:
+            left_out.append(f"{row.model}: no scored item")
+        elif unit == "tokens" and entry.total == 0:
+            left_out.append(f"{row.model}: no tokens recorded")
+        elif entry.value is None:
+            left_out.append(f"{row.model}: no resolved item, so no cost per resolved item")
+        else:
+            models.append(ModelCost(row.model, entry, row))
+    return CostView(unit, tuple(models), tuple(left_out), unpriced)
+
+
+def cost_points(view: CostView) -> list[svg.ScatterPoint]:
+    """A point per model: x its cost per resolved item (with its interval when bounded),
+    y its overall resolved rate in % (with its interval)."""
+    points = []
+    for i, m in enumerate(view.models):
+        value = m.per_resolved.value
+        if value is None:
+            continue
+        low, high = m.per_resolved.ci if m.per_resolved.ci is not None else (None, None)
+        o = m.overall
+        y_low, y_high = (100 * o.ci[0], 100 * o.ci[1]) if o.ci else (None, None)
+        points.append(
+            svg.ScatterPoint(
+                x=value,
+                y=100 * o.rate,
+                label=m.model,
+                colour=_colour(i),
+                tooltip=f"{m.model}: {format_per_resolved(m.per_resolved, view.unit)}, "
+                f"{format_amount(m.per_resolved.total, view.unit)} for "
+                f"{m.per_resolved.resolved}/{m.per_resolved.n} resolved items; resolved rate "
+                f"{format_pct(o.rate)}, 95% CI {format_ci(o.ci)} "
+                f"(mean over {o.strata} fixture(s))",
+                x_low=low if high is not None else None,
+                x_high=high,
+                y_low=y_low,
+                y_high=y_high,
+            )
+        )
+    return points
+
+
+def cost_chart(view: CostView) -> str | None:
+    """Cost per resolved item against resolved rate, a point per model, the
+    cheaper-and-better front joined and outlined; None when no model has a point."""
+    points = cost_points(view)
+    if not points:
+        return None
+    return svg.scatter_chart(
+        points,
+        x_label=view.axis_title,
+        y_label="resolved rate (%), 95% CI",
+        chart_id=COST_CHART_ID,
+        y_min=0,
+        y_max=100,
+    )
+
+
+def front_models(view: CostView) -> list[str]:
+    """The models on the cheaper-and-better front: none is both cheaper per resolved item
+    and at least as often resolved (or as cheap and more often resolved)."""
+    return [p.label for p in svg.cheaper_and_better(cost_points(view))]
 
 
 def timeline_chart(events: Sequence[TimelineEvent], chart_id: str) -> str:

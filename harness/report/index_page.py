@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.model.record import Interval
-from harness.model.text import format_ci, format_pct, format_when, plural
+from harness.model.text import format_ci, format_pct, format_usd, format_when, plural
 from harness.report.svg import SERIES_COLOURS, TrendPoint, TrendSeries, trend_chart
 
 INDEX_FILE = "index.html"
@@ -63,6 +63,12 @@ class IndexRun:
     verdict: str | None = None
     origin: str | None = None
     cells: tuple[IndexCell, ...] = field(default=())
+    #: What the run's items cost together in USD (None: some item has no price, or none
+    #: was priced), their tokens (None: not known, and the cost column is left out) and the
+    #: items that used tokens without a price.
+    cost_usd: float | None = None
+    tokens: int | None = None
+    unpriced: int = 0
 
 
 def _e(value: object) -> str:
@@ -129,7 +135,23 @@ def trend_charts(runs: Sequence[IndexRun]) -> dict[str, str]:
     return charts
 
 
-def _run_row(run: IndexRun, with_origin: bool) -> str:
+def _cost_cells(run: IndexRun) -> list[str]:
+    """The run's total cost (``n/a`` with the unpriced items counted) and tokens."""
+    if run.tokens is None:
+        return ["", ""]
+    if run.unpriced:
+        title = f"{plural(run.unpriced, 'item')} without a price"
+        cost = f'<span title="{_e(title)}">n/a ({run.unpriced} unpriced)</span>'
+    else:
+        cost = _e(format_usd(run.cost_usd))
+    value = "" if run.cost_usd is None else f' data-value="{_e(run.cost_usd)}"'
+    return [
+        f'<span class="num cost"{value}>{cost}</span>',
+        f'<span class="num tokens" data-value="{run.tokens}">{run.tokens:,}</span>',
+    ]
+
+
+def _run_row(run: IndexRun, with_origin: bool, with_cost: bool = False) -> str:
     name = (
         f'<a href="{_e(run.report_href)}">{_e(run.run_id)}</a>'
         if run.report_href
@@ -149,6 +171,7 @@ def _run_row(run: IndexRun, with_origin: bool) -> str:
         _e(", ".join(run.models)),
         f'<span class="num">{"" if run.trials is None else run.trials}</span>',
         rate,
+        *(_cost_cells(run) if with_cost else []),
         f'<span class="{_e(run.status)}">{_e(run.status)}</span>',
         verdict,
     ]
@@ -175,6 +198,7 @@ def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -
             "click a point for its report.</p>"
         )
         body.extend(charts.values())
+    with_cost = any(r.tokens is not None for r in runs)
     header: tuple[str, ...] = (
         "run",
         "started",
@@ -183,6 +207,7 @@ def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -
         "models",
         "trials",
         "resolved",
+        *(("cost", "tokens") if with_cost else ()),
         "status",
         "vs baseline",
     )
@@ -191,7 +216,7 @@ def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -
         header += ("re-run of",)
     body.append("<h2>Runs</h2><table id=runs><thead><tr>")
     body.append("".join(f"<th>{h}</th>" for h in header) + "</tr></thead><tbody>")
-    body.extend(_run_row(r, with_origin) for r in newest_first)
+    body.extend(_run_row(r, with_origin, with_cost) for r in newest_first)
     body.append("</tbody></table>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

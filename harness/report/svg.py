@@ -658,7 +658,7 @@ def timeline_chart(
     return _svg(chart_id, label, bottom + AXIS_PX, parts)
 
 
-def _front(points: Sequence[ScatterPoint]) -> list[ScatterPoint]:
+def cheaper_and_better(points: Sequence[ScatterPoint]) -> list[ScatterPoint]:
     """The cheaper-and-better front, by x: the points no other point matches or beats on
     both lower x and higher y."""
     front: list[ScatterPoint] = []
@@ -680,9 +680,10 @@ def scatter_chart(
     y_max: float | None = None,
 ) -> str:
     """Labelled points with optional error bars both ways; a dashed line joins the
-    cheaper-and-better front (see :func:`_front`). A bound not given comes from the data
-    (from min(0, smallest) to a round number past the largest); values beyond are clamped.
-    ``data-value`` is a point's y, ``data-x`` its x."""
+    cheaper-and-better front (see :func:`cheaper_and_better`), whose points are outlined. A
+    bound not given comes from the data (from min(0, smallest) to a round number past the
+    largest); values beyond are clamped. ``data-value`` is a point's y, ``data-x`` its x,
+    ``data-front`` 1 on the front and 0 off it."""
     label = f"{y_label} against {x_label}: {len(points)} points"
     finite = [p for p in points if math.isfinite(p.x) and math.isfinite(p.y)]
     if not points:
@@ -698,7 +699,7 @@ def scatter_chart(
         _y_axis(y, y_ticks, y_label),
         _x_axis(x, x_ticks, top, bottom, x_label),
     ]
-    front = _front(finite)
+    front = cheaper_and_better(finite)
     if len(front) > 1:
         line = " ".join(f"{_px(x(p.x))},{_px(y(p.y))}" for p in front)
         parts.append(
@@ -712,13 +713,15 @@ def scatter_chart(
             shapes.append(_error_bar(x(p.x_low), x(p.x_high), py, p.colour))
         if p.y_low is not None and p.y_high is not None:
             shapes.append(_error_bar(y(p.y_low), y(p.y_high), px, p.colour, vertical=True))
-        shapes.append(_circle(px, py, POINT_R, p.colour))
+        on_front = any(p is f for f in front)
+        outline = f' stroke="{REFERENCE}" stroke-width="1.5"' if on_front else ""
+        shapes.append(_circle(px, py, POINT_R, p.colour, outline))
         # Labels sit up and to the right, or up and to the left near the right edge.
         if px > x.start + 0.75 * (x.end - x.start):
             shapes.append(_text(px - 8, py - 12, p.label, "end", POINT_LABEL_CHARS))
         else:
             shapes.append(_text(px + 8, py - 12, p.label, "start", POINT_LABEL_CHARS))
-        parts.append(_mark("point", p.y, p.tooltip, "".join(shapes), x=p.x))
+        parts.append(_mark("point", p.y, p.tooltip, "".join(shapes), x=p.x, front=float(on_front)))
     return _svg(chart_id, label, bottom + AXIS_PX, parts)
 
 

@@ -20,6 +20,8 @@ from harness.agents.base import AgentAdapter
 from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError
 from harness.item.processes import run_quick
 from harness.plan import RunConfig, build_plan, effective_models, load_fixtures, restrict
+from harness.pricing import PriceTable, find_price, unpriced_models
+from harness.run.budget import check_budget_plan
 
 #: A CLI answers ``--version`` at once (Node clients take a second or two on a loaded
 #: machine); one that takes longer is not what we want to run.
@@ -95,6 +97,8 @@ class DryRun:
     models: tuple[str, ...]
     results_dir: str
     checks: tuple[Check, ...]
+    #: Where each model's price comes from, or that it has none.
+    prices: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -105,6 +109,7 @@ class DryRun:
             f"agent:   {self.agent} ({self.agent_command}"
             + (f", {self.agent_version})" if self.agent_version else ")"),
             f"models:  {', '.join(self.models)}",
+            *(f"  price of {line}" for line in self.prices),
             f"results: {self.results_dir}",
             f"items:   {len(self.items)}",
             *(f"  {key}" for key in self.items),
@@ -127,6 +132,10 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
         checks.append(Check("install", False, config.agent.install_hint))
     checks += [Check(name, ok, detail) for name, ok, detail in config.agent.preflight(os.environ)]
     where = resume if resume is not None else config.runs_dir / "<new run id>"
+    if config.max_cost_usd is not None:  # refused as a run would refuse it
+        check_budget_plan(
+            unpriced_models(models, config.prices), config.max_cost_usd, config.max_tokens
+        )
     return DryRun(
         items=tuple(w.key for w in plan),
         agent=config.agent.label(),
@@ -135,7 +144,20 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
         models=models,
         results_dir=str(where),
         checks=tuple(checks),
+        prices=tuple(_price_line(m, config.prices) for m in models),
     )
+
+
+def _price_line(model: str, table: PriceTable | None) -> str:
+    """``model: $3 / $15 / $0.3 / $3.75 per M tokens (genai-prices 0.2.3: ...)``."""
+    found = find_price(model, table)
+    if found is None:
+        return f"{model}: none known (its cost_usd will be null; --prices FILE gives one)"
+    r = found.rates
+    rates = " / ".join(
+        f"${v.normalize():f}" for v in (r.input, r.output, r.cache_read, r.cache_write)
+    )
+    return f"{model}: {rates} per M input / output / cache read / cache write ({found.detail})"
 
 
 __all__ = ["AgentLaunchError", "Check", "DryRun", "check_agent", "dry_run", "require_agent"]

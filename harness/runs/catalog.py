@@ -11,6 +11,7 @@ before it could write one, and is shown as interrupted.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,13 @@ class RunInfo:
     #: The run ids this run depends on: its baseline's and, for a re-run, its origin's.
     baseline_id: str | None = None
     origin: str | None = None
+    #: What the items cost together in USD (errored ones too: they may have spent before
+    #: failing); None when an item that used tokens has no price (``unpriced`` counts them)
+    #: or no item was priced (a report from before prices).
+    cost_usd: float | None = None
+    #: Their tokens (the four billed fields), priced or not.
+    tokens: int = 0
+    unpriced: int = 0
 
     @property
     def resolved_rate(self) -> float | None:
@@ -99,6 +107,9 @@ class RunInfo:
             "status": self.status,
             "baseline_id": self.baseline_id,
             "origin": self.origin,
+            "cost_usd": self.cost_usd,
+            "tokens": self.tokens,
+            "unpriced_items": self.unpriced,
         }
 
 
@@ -108,6 +119,32 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _item_spend(item: dict[str, Any]) -> tuple[float | None, int]:
+    """An item's USD (None: not priced) and tokens, from its raw result dict: ``cost`` is
+    ``{"usd": ...}`` or null, missing in reports from before prices."""
+    score = item.get("score")
+    tokens = _number(score.get("tokens_used")) if isinstance(score, dict) else None
+    cost = item.get("cost")
+    usd = _number(cost.get("usd")) if isinstance(cost, dict) else None
+    return usd, int(tokens or 0)
+
+
+def total_cost(items: list[dict[str, Any]]) -> tuple[float | None, int, int]:
+    """The items' total USD, tokens, and how many items used tokens without a price (the
+    budget's rule: an item without tokens spent nothing). The USD is None when some item is
+    unpriced, or none was priced at all."""
+    spends = [_item_spend(i) for i in items]
+    tokens = sum(t for _, t in spends)
+    unpriced = sum(1 for usd, t in spends if usd is None and t > 0)
+    priced = [usd for usd, _ in spends if usd is not None]
+    usd = None if unpriced or not priced else math.fsum(priced)
+    return usd, tokens, unpriced
 
 
 def _fixture_names(options: dict[str, Any], items: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -155,6 +192,7 @@ def run_info(run_dir: Path) -> RunInfo | None:
         ]
     scored = [i for i in items if i.get("status") != "error"]
     trials = options.get("trials")
+    usd, tokens, unpriced = total_cost(items)
     return RunInfo(
         run_id=str((report or run or {}).get("run_id") or run_dir.name),
         path=run_dir,
@@ -169,6 +207,9 @@ def run_info(run_dir: Path) -> RunInfo | None:
         status=status,
         baseline_id=_baseline_id(options.get("baseline")),
         origin=str(options["origin"]) if options.get("origin") else None,
+        cost_usd=usd,
+        tokens=tokens,
+        unpriced=unpriced,
     )
 
 

@@ -32,6 +32,9 @@ def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:
         scored=info.scored,
         resolved=info.resolved,
         report_href=href,
+        cost_usd=info.cost_usd,
+        tokens=info.tokens,
+        unpriced=info.unpriced,
     )
     if info.status == "running" or not (info.path / REPORT_FILE).is_file():
         return row, True

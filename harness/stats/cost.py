@@ -169,7 +169,8 @@ def cost_verdict(
     if ci is None or ratio is None or ratio <= 0:
         return "inconclusive"
     low, high = ci
-    code = classify(math.log(low), math.log(high), math.log(ratio), threshold)
+    log_low = math.log(low) if low > 0 else -math.inf  # a lower limit of 0: unbounded below
+    code = classify(log_low, math.log(high), math.log(ratio), threshold)
     return COST_VERDICTS[int(code)]
 
 
@@ -350,7 +351,11 @@ def per_resolved(
     if math.isnan(low):
         return entry(value, None, "no spread: no interval")
     if math.isinf(high):
-        return entry(value, (low, None), "no upper limit: with so few trials the resolved rate could still be near 0")
+        return entry(
+            value,
+            (low, None),
+            "no upper limit: with so few trials the resolved rate could still be near 0",
+        )
     return entry(value, (low, high), None)
 
 
@@ -397,7 +402,8 @@ def compare_costs(
     reasons: tuple[str, ...] = ()
     if overall.verdict == "costlier":
         reasons = (
-            f"overall cost costlier: x{overall.ratio:.2f} the baseline's {unit} per item, "
+            f"overall cost costlier: x{overall.ratio:.2f} the baseline's "
+            f"{'USD' if unit == 'usd' else 'tokens'} per item, "
             f"95% CI {format_ratio_ci(overall.ci)} (threshold +{100 * threshold:.0f}%)",
         )
     return CostComparison(

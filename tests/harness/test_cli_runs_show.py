@@ -45,9 +45,12 @@ def test_runs_list(runs_dir: Path) -> None:
         "models",
         "trials",
         "resolved",
+        "cost",
+        "tokens",
         "status",
     ]
     assert "sim:honest" in lines[1] and "2/2 100%" in lines[1] and lines[1].endswith("complete")
+    assert "n/a (2 unpriced)" in lines[1]  # the sim's models have no price
     assert "sim:wrong-answer" in lines[2] and "0/2 0%" in lines[2]
     code, out = invoke("runs", "list", "--runs-dir", str(runs_dir), "--json")
     assert code == 0 and [r["status"] for r in json.loads(out)] == ["complete", "complete"]

@@ -13,6 +13,7 @@ from browser import Browser, chromium_binary
 from sim_runs import sim_run
 
 from harness.model.report import load_report
+from harness.model.summary import MEASURES
 from harness.report.html import render_html
 from harness.report.write import item_stories
 from scorers.criteria import criterion_names
@@ -81,12 +82,22 @@ def _expected_charts(report: dict) -> set[str]:
     if any(c["count"] < s["n"] for s in report["summary"] for c in s["criteria"].values()):
         charts.add("chart-criteria")
     scored = [i for i in report["items"] if i["status"] != "error"]
-    for measure in ("tokens_used", "turns"):
-        if len({i["score"][measure] for i in scored}) > 1:
+    for measure in MEASURES:
+        if len({v for i in scored if (v := _measure(i, measure)) is not None}) > 1:
             charts.add(f"chart-{measure}")
-    if len({i["facts"]["wall_time_s"] for i in scored}) > 1:
-        charts.add("chart-wall_time_s")
+    # A model with a resolved item that cost something has a point against its rate.
+    if any(i["status"] == "resolved" and i["score"]["tokens_used"] > 0 for i in scored):
+        charts.add("chart-cost-vs-rate")
     return charts
+
+
+def _measure(item: dict, name: str) -> float | None:
+    """A measure of a raw item: its cost's USD, or a field of its score, efficiency or
+    facts."""
+    if name == "cost_usd":
+        return (item.get("cost") or {}).get("usd")
+    parts = (item["score"], item["score"].get("efficiency") or {}, item["facts"])
+    return next((p[name] for p in parts if p.get(name) is not None), None)
 
 
 @pytest.mark.browser

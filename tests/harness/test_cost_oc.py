@@ -1,0 +1,140 @@
+"""Simulated operating characteristics of the cost comparison (statistics tier).
+
+The simulation is ``benchmarks/bench_cost_oc.py``'s (the array functions reports use),
+at 4,000 replicates per cell rather than its 20,000; each cell is seeded, so the checks are
+reproducible, and every bound carries a binomial margin of 4 Monte Carlo standard errors.
+The array path is checked against the scalar API (``cost_ratio``, ``suite_cost_ratio``,
+``per_resolved``) on a sample of the same replicates.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from harness.model.comparison import COST_VERDICTS
+from harness.stats.cost import COSTLIER, cost_ratio, per_resolved, suite_cost_ratio
+
+pytestmark = [pytest.mark.statistics, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+REPS = 4_000
+ALPHA = 0.05
+
+
+def _load_benchmark() -> ModuleType:
+    name = "bench_cost_oc"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load_benchmark()
+
+#: Power ("costlier" at +50%) measured by the benchmark at 20,000 replicates per cell:
+#: (fixtures, CV) -> by trials 3, 5, 10, 20.
+MEASURED_POWER = {
+    (1, 0.3): (0.204, 0.470, 0.817, 0.986),
+    (1, 0.8): (0.071, 0.148, 0.242, 0.403),
+    (2, 0.3): (0.495, 0.811, 0.984, 0.999),
+    (2, 0.8): (0.154, 0.255, 0.422, 0.661),
+    (5, 0.3): (0.941, 0.996, 1.000, 1.000),
+    (5, 0.8): (0.374, 0.533, 0.772, 0.957),
+}
+CELLS = sorted(MEASURED_POWER)
+
+
+def margin(p: float, reps: int = REPS) -> float:
+    """4 Monte Carlo standard errors of a share near ``p`` (at least that of 1%)."""
+    return 4 * math.sqrt(max(p, 0.01) * (1 - min(p, 0.99)) / reps)
+
+
+def test_the_grid_is_the_benchmarks() -> None:
+    assert set(MEASURED_POWER) == {(g, cv) for g in bench.FIXTURES for cv in bench.CVS}
+    assert len(bench.TRIALS) == 4
+
+
+@pytest.mark.parametrize(("fixtures", "cv"), CELLS)
+def test_false_costlier_at_most_5_percent(fixtures: int, cv: float) -> None:
+    """Equal true costs: "costlier" (the gate failing) at most 5% of the time."""
+    for n in bench.TRIALS:
+        shares = bench.verdict_shares(fixtures, n, cv, 1.0, REPS)
+        assert shares.sum() == pytest.approx(1.0)
+        assert shares[COSTLIER] <= ALPHA + margin(ALPHA), (n, shares)
+
+
+@pytest.mark.parametrize(("fixtures", "cv"), CELLS)
+def test_power_at_plus_50_percent(fixtures: int, cv: float) -> None:
+    """As powerful as measured, and more trials never less powerful."""
+    powers = [
+        float(bench.verdict_shares(fixtures, n, cv, bench.POWER_RATIO, REPS)[COSTLIER])
+        for n in bench.TRIALS
+    ]
+    for n, power, measured in zip(bench.TRIALS, powers, MEASURED_POWER[fixtures, cv], strict=True):
+        assert power >= measured - margin(measured), (n, power, measured)
+    for (n1, p1), (n2, p2) in itertools.pairwise(zip(bench.TRIALS, powers, strict=True)):
+        slack = 4 * math.sqrt((p1 * (1 - p1) + p2 * (1 - p2)) / REPS)
+        assert p2 >= p1 - slack, (n1, p1, n2, p2)
+
+
+def test_a_useful_power_somewhere() -> None:
+    """At 10 trials and a CV of 0.3 a single fixture detects +50% most of the time."""
+    power = bench.verdict_shares(1, 10, 0.3, bench.POWER_RATIO, REPS)[COSTLIER]
+    assert power >= 0.75
+
+
+@pytest.mark.parametrize(
+    ("fixtures", "n", "cv", "ratio"),
+    [(1, 3, 0.8, 1.0), (2, 5, 0.3, 1.5), (5, 10, 0.8, 1.5), (5, 3, 0.3, 1.0), (2, 20, 0.8, 1.2)],
+)
+def test_simulation_verdicts_are_the_scalar_apis(
+    fixtures: int, n: int, cv: float, ratio: float
+) -> None:
+    """The arrays the benchmark feeds to the array functions give, replicate by replicate,
+    the verdict cost_ratio + suite_cost_ratio (what reports use) give."""
+    rng = np.random.default_rng([7, fixtures, n])
+    base, cand = bench.simulate_costs(rng, fixtures, n, cv, ratio, 300)
+    codes = bench.verdict_codes(base, cand)
+    for r in range(len(codes)):
+        per_fixture = [
+            cost_ratio(f"f{j}", "p/m", base[r, j].tolist(), cand[r, j].tolist())
+            for j in range(fixtures)
+        ]
+        assert suite_cost_ratio(per_fixture).verdict == COST_VERDICTS[int(codes[r])], r
+
+
+@pytest.mark.parametrize("rate", bench.RESOLVED_RATES)
+@pytest.mark.parametrize("n", bench.RESOLVED_TRIALS)
+def test_per_resolved_coverage(rate: float, n: int) -> None:
+    row = bench.per_resolved_coverage(rate, n, REPS)
+    assert row.coverage >= 1 - ALPHA - margin(ALPHA), row
+    assert row.defined > 0.99
+
+
+@pytest.mark.parametrize(("rate", "n"), [(0.7, 5), (0.9, 10), (0.3, 3)])
+def test_per_resolved_limits_are_the_scalar_apis(rate: float, n: int) -> None:
+    costs, resolved = bench.simulate_trials(rate, n, 300, seed=11)
+    low, high = bench.per_resolved_limits(costs, resolved)
+    for r in range(len(costs)):
+        s = per_resolved(costs[r].tolist(), resolved[r].tolist())
+        if math.isnan(low[r]):
+            assert s.ci is None
+            continue
+        assert s.ci is not None
+        assert s.ci[0] == pytest.approx(low[r], rel=1e-9, abs=1e-12)
+        if math.isinf(high[r]):
+            assert s.ci[1] is None
+        else:
+            assert s.ci[1] == pytest.approx(high[r], rel=1e-9)
