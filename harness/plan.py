@@ -67,6 +67,17 @@ class ExecutorSettings:
 
 
 @dataclass(frozen=True)
+class SequentialSettings:
+    """``--trials auto``: trials per fixture x model until its sequence decides, at least
+    ``min_trials`` and at most ``max_trials``; without a baseline, until the resolved rate
+    is known to ``precision`` (half-width)."""
+
+    min_trials: int = 2
+    max_trials: int = 20
+    precision: float = 0.10
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything that defines a run. The plan-defining part is hashed for ``--resume``."""
 
@@ -89,6 +100,8 @@ class RunConfig:
     #: The budget: no new item starts once finished items cost this much (None: no limit).
     max_cost_usd: float | None = None
     max_tokens: int | None = None
+    #: ``--trials auto`` (None: ``trials`` fixed trials per fixture x model).
+    sequential: SequentialSettings | None = None
     #: Where fixture names are looked up, in order (empty: ``./fixtures``, then the bundled
     #: ones; see :mod:`harness.fixtures.lookup`).
     fixtures_roots: tuple[Path, ...] = ()
@@ -138,6 +151,17 @@ class RunConfig:
             raise UsageError(f"--max-cost must be a number of USD > 0, got {self.max_cost_usd}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise UsageError(f"--max-tokens must be at least 1, got {self.max_tokens}")
+        auto = self.sequential
+        if auto is not None:
+            if not 1 <= auto.min_trials <= auto.max_trials:
+                raise UsageError(
+                    f"--min-trials {auto.min_trials} and --max-trials {auto.max_trials}: need "
+                    "1 <= min <= max"
+                )
+            if not 0 < auto.precision < 1:
+                raise UsageError(f"--precision must be in (0, 1), got {auto.precision}")
+            if self.only_keys:
+                raise UsageError("--rerun-failed re-runs fixed items: it cannot use --trials auto")
 
 
 def effective_models(config: RunConfig) -> tuple[str, ...]:
@@ -193,6 +217,15 @@ def plan_identity(config: RunConfig, fixtures: Sequence[Fixture]) -> dict[str, o
     }
     if config.only_keys:
         identity["only_keys"] = sorted(config.only_keys)
+    if config.sequential is not None:
+        # The sequences' rule: a resume must continue them under the same one (the cap may
+        # move: the method is valid whenever it stops).
+        identity["sequential"] = {
+            "min_trials": config.sequential.min_trials,
+            "precision": config.sequential.precision,
+            "threshold": config.threshold,
+            "baseline": str(config.baseline) if config.baseline else None,
+        }
     return identity
 
 

@@ -28,6 +28,25 @@ if TYPE_CHECKING:
     from harness.model.report import RunOptions
 
 
+AUTO = "auto"
+
+
+class TrialsType(click.ParamType[Any, Any]):
+    """``--trials``: a whole number >= 1, or ``auto``."""
+
+    name = "trials"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        text = str(value).strip()
+        if text == AUTO:
+            return AUTO
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+        self.fail(f"{value!r}: expected a whole number >= 1 or 'auto'", param, ctx)
+
+
 def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     caps = []
     for value in values:
@@ -75,7 +94,34 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     is_flag=True,
     help="Print exactly report.json on stdout; everything else on stderr.",
 )
-@option("--trials", default=1, type=int, help="Independent trials per fixture x model.")
+@option(
+    "--trials",
+    default="1",
+    type=TrialsType(),
+    metavar="N|auto",
+    help="Independent trials per fixture x model, or 'auto': trials until each fixture x "
+    "model is decided (anytime-valid; against --compare-baseline: regressed or not; "
+    "without: the rate known to --precision), between --min-trials and --max-trials.",
+)
+@option(
+    "--max-trials",
+    default=20,
+    type=click.IntRange(min=1),
+    help="With --trials auto: at most this many trials per fixture x model.",
+)
+@option(
+    "--min-trials",
+    default=2,
+    type=click.IntRange(min=1),
+    help="With --trials auto: at least this many trials before a fixture x model may stop.",
+)
+@option(
+    "--precision",
+    default=0.10,
+    type=float,
+    help="With --trials auto and no baseline: stop once the resolved rate's anytime-valid "
+    "95% interval is at most this wide on each side.",
+)
 @option(
     "--concurrency",
     default=1,
@@ -176,7 +222,7 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     # Imported here so that `--help` and the other commands start fast.
     from harness.agents import parse_agent
     from harness.fixtures.lookup import fixture_roots
-    from harness.plan import ExecutorSettings, RunConfig
+    from harness.plan import ExecutorSettings, RunConfig, SequentialSettings
     from harness.report.console import summary_text
     from harness.report.progress import Progress
     from harness.run.execute import execute_run, failed_keys, stored_options
@@ -206,12 +252,18 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         from harness.pricing import PriceTable
 
         prices = PriceTable.from_yaml(Path(options["prices"]))
+    sequential = None
+    if options["trials"] == AUTO:
+        sequential = SequentialSettings(
+            options["min_trials"], options["max_trials"], options["precision"]
+        )
     config = RunConfig(
         fixtures_roots=fixture_roots(options["fixtures_dir"]),
         fixtures=tuple(options["fixtures"]),
         models=tuple(options["models"]),
         agent=parse_agent(options["agent"], options["agent_bin"], options["seed"]),
-        trials=options["trials"],
+        trials=options["max_trials"] if sequential is not None else options["trials"],
+        sequential=sequential,
         concurrency=options["concurrency"],
         provider_caps=_provider_caps(tuple(options["provider_caps"])),
         timeout_s=options["timeout"],
@@ -294,3 +346,9 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: RunOp
         value = getattr(stored, key)
         if unset(name) and value is not None:
             options[name] = value
+    auto = stored.sequential
+    if auto is not None and unset("trials"):  # an auto run goes on as one
+        options["trials"] = AUTO
+        for name in ("min_trials", "max_trials", "precision"):
+            if unset(name):
+                options[name] = getattr(auto, name)

@@ -11,7 +11,8 @@ from harness.model.summary import DiffSummary
 #: Version of the comparison object (also printed alone by ``compare --json``).
 #: 1: the fixed-suite stratified comparison with its gate (report schema 3).
 #: 2: criteria keyed by their one name (report schema 4).
-#: 3: ``cost``: the candidate/baseline ratio of mean cost per item, with its verdict.
+#: 3: ``cost``: the candidate/baseline ratio of mean cost per item, with its verdict;
+#: ``sequential``: the anytime-valid verdict of a ``--trials auto`` run.
 COMPARISON_SCHEMA_VERSION = 3
 
 Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
@@ -168,6 +169,21 @@ class CostComparison(Record):
 
 
 @dataclass(frozen=True)
+class SequentialVerdict(Record):
+    """The suite's answer in a ``--trials auto`` run against a baseline, from its cells'
+    anytime-valid sequences (Bonferroni: each cell at ``alpha / cells``): ``regressed`` as
+    soon as a cell is, ``not-regressed`` when every cell is, else ``cap`` or ``stopped``.
+    The gate reads this, not the fixed-sample verdict, whose interval is not valid after a
+    data-dependent stop. ``regressed_cells``: ``fixture:model (after N trials)``."""
+
+    status: str
+    alpha: float
+    cells: int
+    regressed_cells: tuple[str, ...]
+    method: str = "beta-binomial-mixture-product-bonferroni"
+
+
+@dataclass(frozen=True)
 class Comparison(Record):
     """The ``comparison`` object of a candidate report."""
 
@@ -186,6 +202,8 @@ class Comparison(Record):
     gate: Gate
     #: The cost comparison (None: a comparison that failed, or from before schema 3).
     cost: CostComparison | None = None
+    #: ``--trials auto``: the sequential verdict the gate reads (None: fixed trials).
+    sequential: SequentialVerdict | None = None
     schema_version: int = COMPARISON_SCHEMA_VERSION
 
     def failing(self, fail_on: tuple[str, ...]) -> tuple[str, ...]:

@@ -204,12 +204,15 @@ NEW_SUMMARY_FIELDS = {
     "tokens_per_resolved": None,
     "unpriced": 0,
     "usage_complete": True,
+    "stop_reason": None,
+    "sequential": None,
 }
 NEW_OPTION_FIELDS = {
     "cost_threshold": DEFAULT_COST_THRESHOLD,
     "prices_file": None,
     "max_cost_usd": None,
     "max_tokens": None,
+    "sequential": None,
 }
 
 
@@ -217,7 +220,12 @@ def upgrade_v5(data: Mapping[str, Any]) -> dict[str, Any]:
     """A version 5 report as version 6: nothing priced (see the module docstring)."""
     comparison = data.get("comparison")
     if comparison is not None:
-        comparison = {**comparison, "cost": None, "schema_version": COMPARISON_SCHEMA_VERSION}
+        comparison = {
+            **comparison,
+            "cost": None,
+            "sequential": None,
+            "schema_version": COMPARISON_SCHEMA_VERSION,
+        }
     notes = [*data.get("notes", []), "read from a schema-5 report: items were not priced"]
     return {
         **data,

@@ -68,6 +68,18 @@ class RunOptions(Record):
     prices_file: str | None = None
     max_cost_usd: float | None = None
     max_tokens: int | None = None
+    #: ``--trials auto``: ``{min_trials, max_trials, precision}`` (None: fixed trials, and
+    #: ``trials`` is their number; with auto, ``trials`` is the cap).
+    sequential: SequentialOptions | None = None
+
+
+@dataclass(frozen=True)
+class SequentialOptions(Record):
+    """``--trials auto``'s settings as a run records them."""
+
+    min_trials: int
+    max_trials: int
+    precision: float
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ registry; nothing here names a criterion.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from harness.model.record import Interval, Record
 
@@ -83,6 +84,36 @@ class PerResolved(Record):
 
 
 @dataclass(frozen=True)
+class SequentialCell(Record):
+    """How a fixture x model of a ``--trials auto`` run ended (:mod:`harness.stats.sequential`).
+
+    ``question``: ``regression`` (against the baseline's ``(resolved, scored)``) or
+    ``rate`` (no baseline). ``status``: ``regressed``, ``not-regressed``, ``precise``,
+    ``cap`` (undecided at ``max_trials``) or ``stopped`` (the run ended first: interrupted,
+    out of budget); ``stop_reason`` is ``decided``, ``precise``, ``cap`` or ``stopped``.
+    ``trials``: outcomes in the sequence (scored, in launch order), ``launched``: trials
+    started (errored ones included), ``decided_at``: trials when it decided. ``lower`` /
+    ``upper``: the anytime-valid bounds of the candidate-minus-baseline difference (or of
+    the rate), at the cell's ``alpha``. ``fixed_trials``: trials per run a fixed design
+    needs for the power this cell's design had at the observed rate (None: no baseline, or
+    out of reach)."""
+
+    question: Literal["regression", "rate"]
+    status: str
+    stop_reason: str
+    trials: int
+    launched: int
+    decided_at: int | None
+    lower: float
+    upper: float
+    alpha: float
+    min_trials: int
+    max_trials: int
+    baseline: tuple[int, int] | None
+    fixed_trials: int | None = None
+
+
+@dataclass(frozen=True)
 class FixtureSummary(Record):
     """One fixture x model of a run: errored items are counted and kept out of every rate."""
 
@@ -107,6 +138,10 @@ class FixtureSummary(Record):
     unpriced: int = 0
     #: False when some scored item's usage is a lower bound (and so are the sums)
     usage_complete: bool = True
+    #: ``--trials auto``: why the cell stopped (decided, precise, cap, stopped) and how
+    #: its sequence ended; None in a run with a fixed number of trials.
+    stop_reason: str | None = None
+    sequential: SequentialCell | None = None
 
 
 @dataclass(frozen=True)

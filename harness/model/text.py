@@ -178,6 +178,8 @@ def verdict_line(report: RunReport) -> str:
     o = cmp.overall
     gate = "gate passes" if cmp.gate.passed else "gate FAILS: " + "; ".join(cmp.gate.reasons)
     cost = ""
+    if cmp.sequential is not None:
+        cost += f"; sequential: {cmp.sequential.status}"
     if cmp.cost is not None:
         cost = f"; cost {cmp.cost.overall.verdict} ({format_ratio(cmp.cost.overall.ratio)})"
     return f"{head}; vs baseline: {o.verdict} ({format_pp(o.delta)}){cost}; {gate}"
@@ -234,6 +236,39 @@ def cost_line(s: FixtureSummary) -> str:
     mean = tokens.mean if tokens is not None else None
     per = format_per_resolved(s.tokens_per_resolved, "tokens")
     return f"{format_amount(mean, 'tokens')} per item, {per}{bound}"
+
+
+def sequential_line(s: FixtureSummary) -> str | None:
+    """How a ``--trials auto`` cell ended, in one line (None: fixed trials)."""
+    c = s.sequential
+    if c is None:
+        return None
+    what = "difference from the baseline" if c.question == "regression" else "rate"
+    bounds = (
+        f"{what} in [{c.lower:+.2f}, {c.upper:+.2f}]"
+        if c.question == "regression"
+        else (f"{what} in [{format_pct(c.lower, 0)}, {format_pct(c.upper, 0)}]")
+    )
+    ran = f"{plural(c.launched, 'trial')} run"
+    if c.stop_reason == "decided":
+        head = f"{c.status} after {plural(c.decided_at or c.trials, 'trial')} ({ran})"
+    elif c.stop_reason == "precise":
+        head = f"rate known to the precision after {plural(c.decided_at or c.trials, 'trial')}"
+    elif c.stop_reason == "cap":
+        head = f"undecided at the cap of {c.max_trials} ({ran})"
+    else:
+        head = f"stopped before deciding ({ran})"
+    text = f"trials auto: {head}; {bounds} (anytime-valid, alpha {c.alpha:.3g})"
+    if c.fixed_trials is not None:
+        saved = c.fixed_trials - c.launched
+        text += (
+            f"; a fixed design needs {plural(c.fixed_trials, 'trial')} per run for the same "
+            f"power ({saved:+d} against this run)"
+            if saved < 0
+            else f"; a fixed design needs {plural(c.fixed_trials, 'trial')} per run for the "
+            f"same power: {saved} saved"
+        )
+    return text
 
 
 def cost_comparison_line(cost: CostComparison) -> str:

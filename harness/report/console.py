@@ -19,6 +19,7 @@ from harness.model.text import (
     format_pct,
     format_pp,
     plural,
+    sequential_line,
     unpriced_line,
 )
 from scorers.criteria import criterion_names
@@ -50,6 +51,9 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             + (f"; failed criteria: {', '.join(failing)}" if failing else "")
         )
         lines.append(f"  {cost_line(s)}")
+        auto = sequential_line(s)
+        if auto is not None:
+            lines.append(f"  {auto}")
     if report.triage:
         shown = report.triage[:TRIAGE_SHOWN]
         more = len(report.triage) - len(shown)
@@ -62,7 +66,16 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
     if cmp is not None:
         o = cmp.overall
         ci = f", 95% CI {format_ci_pp(o.ci)}" if o.ci else ""
-        lines.append(f"vs baseline: {o.verdict} ({format_pp(o.delta)}{ci})")
+        seq = cmp.sequential
+        if seq is not None:
+            lines.append(
+                f"vs baseline (sequential, anytime-valid, what the gate reads): {seq.status}"
+                + (f": {', '.join(seq.regressed_cells)}" if seq.regressed_cells else "")
+            )
+        lines.append(
+            f"vs baseline{' (fixed-sample, for reference)' if seq is not None else ''}: "
+            f"{o.verdict} ({format_pp(o.delta)}{ci})"
+        )
         for side, missing in (
             ("candidate", cmp.missing_in_candidate),
             ("baseline", cmp.missing_in_baseline),

@@ -40,6 +40,7 @@ from harness.model.text import (
     item_cause,
     item_reasons,
     plural,
+    sequential_line,
     unpriced_line,
     usage_line,
     verdict_line,
@@ -354,6 +355,29 @@ def _cost_comparison(cost: CostComparison, gated: bool) -> str:
     return "\n".join(parts)
 
 
+def _sequential_table(report: RunReport) -> str:
+    """``--trials auto``: trials run per cell, why it stopped, how it ended ("" otherwise)."""
+    rows = [s for s in report.summary if s.sequential is not None]
+    if not rows:
+        return ""
+    body = "".join(
+        f'<tr data-fixture="{_e(s.fixture)}" data-model="{_e(s.model)}"><td>{_e(s.fixture)}</td>'
+        f"<td>{_e(s.model)}</td>"
+        f"{_cell(str(s.sequential.launched), 'trials', s.sequential.launched, 'num')}"
+        f"{_cell(str(s.stop_reason), 'stop_reason', s.stop_reason)}"
+        f"{_cell(str(s.sequential.fixed_trials or '—'), 'fixed_trials', s.sequential.fixed_trials, 'num')}"
+        f"<td>{_e((sequential_line(s) or '').removeprefix('trials auto: '))}</td></tr>"
+        for s in rows
+        if s.sequential is not None
+    )
+    return (
+        "<h2>Trials auto</h2>"
+        '<table id="sequential"><tr><th>fixture</th><th>model</th><th>trials run</th>'
+        "<th>stop reason</th><th>fixed design, same power</th><th>how it ended</th></tr>"
+        f"{body}</table>"
+    )
+
+
 def _comparison(cmp: Comparison, fail_on: str = "") -> str:
     o = cmp.overall
     passed = cmp.gate.passed
@@ -366,6 +390,17 @@ def _comparison(cmp: Comparison, fail_on: str = "") -> str:
         f'<p id="gate" data-passed="{str(passed).lower()}" class="{"gate-pass" if passed else "gate-fail"}">'
         f"Gate (--fail-on regression): {'passes' if passed else 'FAILS: ' + _e('; '.join(cmp.gate.reasons))}</p>",
     ]
+    seq = cmp.sequential
+    if seq is not None:
+        cells = f": {', '.join(seq.regressed_cells)}" if seq.regressed_cells else ""
+        parts.insert(
+            2,
+            f'<p id="sequential-verdict" data-status="{_e(seq.status)}">Sequential verdict '
+            f"(--trials auto, anytime-valid, alpha {seq.alpha:.3g} over "
+            f"{plural(seq.cells, 'cell')}; what the gate reads): <b>{_e(seq.status)}</b>"
+            f"{_e(cells)}. The fixed-sample verdict is for reference only after a stop that "
+            "depended on the results.</p>",
+        )
     if cmp.error:
         parts.append(f'<p class="gate-fail">Comparison failed: {_e(cmp.error)}</p>')
     for side, missing in (
@@ -539,6 +574,7 @@ def render_html(
     body.append("<h2>Resolved rate per fixture × model</h2>")
     body.append(charts.rates_chart(report.summary))
     body.append(_summary_table(report))
+    body.append(_sequential_table(report))
     body.append(_cost_against_rate(report))
     criteria = charts.criteria_chart(report.summary)
     if criteria is not None:

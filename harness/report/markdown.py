@@ -25,6 +25,7 @@ from harness.model.text import (
     format_when,
     item_reasons,
     plural,
+    sequential_line,
     unpriced_line,
     verdict_line,
 )
@@ -84,6 +85,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
             f"{format_pct(s.rate)} | {format_ci(s.ci)} | {crit} | "
             f"{'n/a' if tokens is None else f'{tokens:.0f}'} | {cost_line(s)} |"
         )
+    lines += _sequential(report.summary)
     if report.comparison is not None:
         lines += comparison_markdown(report.comparison)
     if report.triage:
@@ -110,6 +112,29 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
                 lines.append(f"  - agent error: {i.facts.agent_error[:300]}")
             lines.append(f"  - item dir: `{run_dir / 'items' / i.item_dir}`")
     return "\n".join(lines) + "\n"
+
+
+def _sequential(summary: Sequence[FixtureSummary]) -> list[str]:
+    """``--trials auto``: trials used per cell, why it stopped, and what a fixed design of
+    the same power would have needed."""
+    rows = [s for s in summary if s.sequential is not None]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Trials auto",
+        "",
+        "| fixture | model | trials run | stop reason | how it ended |",
+        "|---|---|---|---|---|",
+    ]
+    for s in rows:
+        assert s.sequential is not None
+        line = sequential_line(s) or ""
+        lines.append(
+            f"| {s.fixture} | {s.model} | {s.sequential.launched} | {s.stop_reason} | "
+            f"{line.removeprefix('trials auto: ')} |"
+        )
+    return lines
 
 
 def _budget_first(report: RunReport, run_dir: Path) -> list[str]:
@@ -177,6 +202,15 @@ def comparison_markdown(cmp: Comparison) -> list[str]:
         lines.append(
             f"Inconclusive: about {o.trials_for_power} trials per fixture in each run would "
             "detect a drop of the threshold with 80% power."
+        )
+    if cmp.sequential is not None:
+        seq = cmp.sequential
+        lines.append(
+            f"Sequential verdict (`--trials auto`, anytime-valid, alpha {seq.alpha:.3g} split "
+            f"over {plural(seq.cells, 'cell')}; what the gate reads): **{seq.status}**"
+            + (f": {', '.join(seq.regressed_cells)}" if seq.regressed_cells else "")
+            + ". The fixed-sample verdict above is for reference: its interval is not valid "
+            "after a stop that depended on the results."
         )
     lines.append(
         "Gate (`--fail-on regression`): "

@@ -38,7 +38,7 @@ from harness.item.processes import become_subreaper, reap_orphans
 from harness.item.scoring import RESULT_FILE, make_result, read_result
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult, RunFacts
-from harness.model.report import RunOptions, RunReport, load_report
+from harness.model.report import RunOptions, RunReport, SequentialOptions, load_report
 from harness.model.text import plural
 from harness.plan import (
     RunConfig,
@@ -54,6 +54,7 @@ from harness.report.progress import Progress
 from harness.run.budget import BudgetTracker, check_budget_plan
 from harness.run.preflight import require_agent
 from harness.run.scheduler import Scheduler, provider_of
+from harness.run.sequential import SequentialPlanner, baseline_counts
 from harness.runs.catalog import RUN_FILE, owner_record
 from harness.runs.lock import hold_run_dir
 from scorers import score_nothing
@@ -152,10 +153,11 @@ def _identity_diffs(old: dict[str, Any], new: dict[str, object]) -> str:
 
 
 def _load_previous(
-    run_dir: Path, identity: dict[str, object], trials: int
+    run_dir: Path, identity: dict[str, object], trials: int | None
 ) -> dict[str, ItemResult]:
     """Finished (non-errored) results of a run being resumed, after checking its identity
-    (the same plan, with as many trials or more: a resume can add trials)."""
+    (the same plan, with as many trials or more: a resume can add trials; ``trials`` None:
+    ``--trials auto``, whose cap may move)."""
     stored = _read_run_file(run_dir)
     if stored.get("identity_hash") != identity_hash(identity):
         raise ResumeMismatchError(
@@ -163,7 +165,7 @@ def _load_previous(
             + _identity_diffs(dict(stored.get("identity") or {}), identity)
         )
     before = (stored.get("options") or {}).get("trials")
-    if isinstance(before, int) and trials < before:
+    if isinstance(before, int) and trials is not None and trials < before:
         raise ResumeMismatchError(
             f"{run_dir / RUN_FILE}: refusing to resume with --trials {trials}: the run has "
             f"{before} trials per fixture x model already (a resume keeps them; it can add "
@@ -197,9 +199,8 @@ def execute_run(
         try:
             (run_dir / "items").mkdir(parents=True, exist_ok=True)
             with hold_run_dir(run_dir):  # a second process on the same run dir is refused
-                kept = (
-                    _load_previous(run_dir, identity, config.trials) if resume is not None else {}
-                )
+                trials = None if config.sequential is not None else config.trials
+                kept = _load_previous(run_dir, identity, trials) if resume is not None else {}
                 return _execute_locked(
                     config, fixtures, plan, identity, run_dir, kept, progress, executor,
                     agent.version,
@@ -246,6 +247,15 @@ def run_options(
         fail_on=config.fail_on,
         only_keys=config.only_keys,
         origin=config.origin,
+        sequential=(
+            None
+            if config.sequential is None
+            else SequentialOptions(
+                config.sequential.min_trials,
+                config.sequential.max_trials,
+                config.sequential.precision,
+            )
+        ),
         cost_threshold=config.cost_threshold,
         prices_file=config.prices.source if config.prices is not None else None,
         max_cost_usd=config.max_cost_usd,
@@ -280,7 +290,10 @@ def _execute_locked(
             "owner": owner_record(),  # `runs list` tells a running run from a killed one
         },
     )
-    todo = [w for w in plan if w.key not in kept]
+    planner = _planner(config, fixtures, kept) if config.sequential is not None else None
+    todo: list[WorkItem] | SequentialPlanner = (
+        planner if planner is not None else [w for w in plan if w.key not in kept]
+    )
     become_subreaper()
     templates = RepoTemplates()
     opts = ItemOptions(
@@ -326,6 +339,9 @@ def _execute_locked(
     def on_done(work: WorkItem, result: ItemResult) -> None:
         if budget is not None and budget.add([result]):
             scheduler.drain()  # start nothing more; the running items finish
+        decided = planner.record(result) if planner is not None else None
+        if decided is not None and progress is not None:
+            progress.note(decided)
         if progress is not None:
             progress.item_done(result)
 
@@ -352,6 +368,7 @@ def _execute_locked(
         threshold=config.threshold,
         cost_threshold=config.cost_threshold,
         started_at=started,
+        sequential=planner.outcomes() if planner is not None else None,
     )
     report = replace(report, budget=spent)
     if full_disk:
@@ -360,6 +377,20 @@ def _execute_locked(
     _refresh_index(run_dir.parent)
     code = EXIT_INFRA if full_disk else exit_code_for(report, config.fail_on)
     return RunOutcome(run_dir, report, code)
+
+
+def _planner(
+    config: RunConfig, fixtures: list[Fixture], kept: dict[str, ItemResult]
+) -> SequentialPlanner:
+    """The ``--trials auto`` planner, each cell rebuilt from the kept items of a resume."""
+    assert config.sequential is not None
+    models = effective_models(config)
+    counts = None
+    if config.baseline is not None:
+        counts = baseline_counts(load_report(config.baseline).items, models)
+    return SequentialPlanner(
+        fixtures, models, config.sequential, config.threshold, counts, kept.values()
+    )
 
 
 def _refresh_index(runs_dir: Path) -> None:

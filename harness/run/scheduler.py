@@ -38,6 +38,46 @@ W = TypeVar("W", bound=Keyed)
 R = TypeVar("R")
 
 
+class WorkSource(Protocol[W]):
+    """Where the scheduler takes its next item when a slot frees: a fixed plan
+    (:class:`PlannedWork`), or a planner that decides as results come in (``--trials
+    auto``). Called under the scheduler's lock, from one thread at a time."""
+
+    def take(self, has_room: Callable[[W], bool]) -> W | None:
+        """The next item to start, among those ``has_room`` accepts; None when none now."""
+        ...
+
+    def exhausted(self) -> bool:
+        """Nothing more will ever be taken (the run ends when the items in flight do)."""
+        ...
+
+    def remaining(self) -> list[W]:
+        """Items planned but never taken (reported as not started)."""
+        ...
+
+
+class PlannedWork(Generic[W]):
+    """A fixed plan, taken in key order, skipping items whose provider is at its cap."""
+
+    def __init__(self, items: Sequence[W]) -> None:
+        keys = [w.key for w in items]
+        if len(set(keys)) != len(keys):
+            raise ValueError("work item keys must be unique")
+        self._pending = list(items)
+
+    def take(self, has_room: Callable[[W], bool]) -> W | None:
+        chosen = next((w for w in self._pending if has_room(w)), None)
+        if chosen is not None:
+            self._pending.remove(chosen)
+        return chosen
+
+    def exhausted(self) -> bool:
+        return not self._pending
+
+    def remaining(self) -> list[W]:
+        return list(self._pending)
+
+
 def provider_of(model: str) -> str:
     """The provider of a model selector: its prefix before ``/`` (``anthropic/x`` -> ``anthropic``)."""
     return model.split("/", 1)[0] if "/" in model else model
@@ -132,16 +172,14 @@ class Scheduler(Generic[W, R]):
 
     def run(
         self,
-        items: Sequence[W],
+        items: Sequence[W] | WorkSource[W],
         execute: Callable[[W, threading.Event, Slot], R],
         on_error: Callable[[W, BaseException], R],
         on_done: Callable[[W, R], None] | None = None,
     ) -> tuple[list[tuple[W, R]], list[W]]:
-        """Run every item; return (finished sorted by key, not started because of stop)."""
-        keys = [w.key for w in items]
-        if len(set(keys)) != len(keys):
-            raise ValueError("work item keys must be unique")
-        pending = list(items)
+        """Run every item (of a plan, or as a source hands them out); return (finished
+        sorted by key, not started because of a stop or drain)."""
+        source: WorkSource[W] = PlannedWork(items) if isinstance(items, Sequence) else items
         done: list[tuple[W, R]] = []
         not_started: list[W] = []
         lock = threading.Lock()
@@ -166,23 +204,24 @@ class Scheduler(Generic[W, R]):
 
         prefetch = min(self.concurrency, MAX_PREFETCH) if self.prefetch is None else self.prefetch
         limit = self.concurrency + prefetch
-        while pending and not self._draining.is_set():
+        while not self._draining.is_set():
             with self._cond:
                 chosen = None
                 while chosen is None and not self._draining.is_set():
+                    if source.exhausted():
+                        break
                     # Fill the slots first; prepare ahead only while every slot is busy, so
                     # the first wave is not slowed down by preparing the second.
                     filling = self._in_flight < self.concurrency
                     ahead = self._active >= self.concurrency and self._in_flight < limit
                     if filling or ahead:
-                        # Key order, skipping providers at their cap (counting items still
-                        # preparing), so a capped provider never holds the places of others.
-                        chosen = next((w for w in pending if self._has_room(w)), None)
+                        # Skipping providers at their cap (counting items still preparing),
+                        # so a capped provider never holds the places of others.
+                        chosen = source.take(self._has_room)
                     if chosen is None:
                         self._cond.wait(timeout=0.5)
                 if chosen is None:
                     break
-                pending.remove(chosen)
                 prov = self.provider(chosen)
                 self._in_flight += 1
                 self._in_flight_by[prov] = self._in_flight_by.get(prov, 0) + 1
@@ -196,7 +235,7 @@ class Scheduler(Generic[W, R]):
             while thread.is_alive():  # short joins keep the main thread responsive to signals
                 thread.join(0.2)
         done.sort(key=lambda pair: pair[0].key)
-        return done, sorted([*pending, *not_started], key=lambda w: w.key)
+        return done, sorted([*source.remaining(), *not_started], key=lambda w: w.key)
 
     def _has_room(self, item: W) -> bool:
         prov = self.provider(item)

@@ -4,7 +4,7 @@ comparison with a baseline."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.model.comparison import (
@@ -15,7 +15,8 @@ from harness.model.comparison import (
 )
 from harness.model.item import ItemResult
 from harness.model.report import RunOptions, RunReport, load_report
-from harness.stats.compare import compare, failed_comparison
+from harness.model.summary import SequentialCell
+from harness.stats.compare import compare, failed_comparison, with_sequential
 from harness.stats.summaries import overall, summarize
 from harness.stats.triage import triage
 
@@ -36,6 +37,7 @@ def build_report(
     threshold: float = DEFAULT_THRESHOLD,
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
     started_at: dt.datetime | None = None,
+    sequential: Mapping[tuple[str, str], SequentialCell] | None = None,
 ) -> RunReport:
     now = dt.datetime.now(dt.UTC)
     items = tuple(sorted(results, key=item_order))
@@ -43,12 +45,14 @@ def build_report(
         run_id=run_id,
         interrupted=interrupted,
         items=items,
-        summary=tuple(summarize(items)),
+        summary=tuple(summarize(items, sequential)),
         overall=tuple(overall(items)),
         options=options,
         triage=triage(items),
         comparison=(
-            None if baseline is None else safe_compare(baseline, items, threshold, cost_threshold)
+            None
+            if baseline is None
+            else safe_compare(baseline, items, threshold, cost_threshold, sequential)
         ),
         not_started=tuple(not_started),
         created_at=now.isoformat(),
@@ -62,14 +66,17 @@ def safe_compare(
     items: Sequence[ItemResult],
     threshold: float,
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
+    sequential: Mapping[tuple[str, str], SequentialCell] | None = None,
 ) -> Comparison:
-    """Compare against ``baseline``; any failure becomes a comparison that fails the gate,
+    """Compare against ``baseline`` (with ``sequential``: the gate reads the cells'
+    anytime-valid verdicts); any failure becomes a comparison that fails the gate,
     so a broken baseline never costs the run its report."""
     try:
         report = load_report(baseline)
         run = BaselineRun(
             report.run_id, report.options.agent, report.options.models, report.created_at
         )
-        return compare(report.items, items, threshold, str(baseline), run, cost_threshold)
+        result = compare(report.items, items, threshold, str(baseline), run, cost_threshold)
+        return result if sequential is None else with_sequential(result, sequential)
     except Exception as exc:  # the report must be written whatever went wrong
         return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")

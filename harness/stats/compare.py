@@ -14,7 +14,7 @@ or every item errored) fails it, and so does a comparison with nothing in common
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.model.comparison import (
@@ -27,9 +27,10 @@ from harness.model.comparison import (
     Missing,
     OverallComparison,
     RateDiff,
+    SequentialVerdict,
 )
 from harness.model.item import ItemResult
-from harness.model.summary import MEASURES, DiffSummary
+from harness.model.summary import MEASURES, DiffSummary, SequentialCell
 from harness.model.text import format_ci_pp, format_pp
 from harness.stats import rates
 from harness.stats.cost import compare_costs
@@ -256,6 +257,29 @@ def _overall(
     )
 
 
+def with_sequential(comparison: Comparison, cells: Mapping[GroupKey, SequentialCell]) -> Comparison:
+    """The comparison of a ``--trials auto`` run: the suite's sequential verdict, which the
+    gate reads instead of the fixed-sample one (not valid after a data-dependent stop)."""
+    voting = {k: c for k, c in cells.items() if c.question == "regression"}
+    statuses = {c.status for c in voting.values()}
+    regressed = tuple(
+        f"{fixture}:{model} (after {c.decided_at} trials)"
+        for (fixture, model), c in sorted(voting.items())
+        if c.status == "regressed"
+    )
+    if regressed:
+        status = "regressed"
+    elif not voting:
+        status = "none"
+    elif statuses == {"not-regressed"}:
+        status = "not-regressed"
+    else:
+        status = "stopped" if "stopped" in statuses else "cap"
+    alpha = sum(c.alpha for c in voting.values())
+    verdict = SequentialVerdict(status, alpha, len(voting), regressed)
+    return _with_gate(dataclasses.replace(comparison, sequential=verdict))
+
+
 def gate(comparison: Comparison) -> Gate:
     """Whether ``--fail-on regression`` passes, with one reason per failure."""
     reasons: list[str] = []
@@ -269,7 +293,11 @@ def gate(comparison: Comparison) -> Gate:
     overall = comparison.overall
     if not comparison.error and not comparison.fixtures:
         reasons.append("no fixture x model scored by both runs")
-    if overall.verdict == "regressed":
+    sequential = comparison.sequential
+    if sequential is not None:
+        if sequential.status == "regressed":
+            reasons.append("sequential verdict regressed: " + ", ".join(sequential.regressed_cells))
+    elif overall.verdict == "regressed":
         reasons.append(
             f"overall verdict regressed: {format_pp(overall.delta)}, 95% CI {format_ci_pp(overall.ci)}"
         )

@@ -8,7 +8,7 @@ older rubric) is left out of that criterion's rate, never counted as a failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from harness.model.item import ItemResult
 from harness.model.summary import (
@@ -18,6 +18,7 @@ from harness.model.summary import (
     ModelOverall,
     PerResolved,
     RateEntry,
+    SequentialCell,
 )
 from harness.stats import rates
 from harness.stats.cost import per_resolved
@@ -58,9 +59,14 @@ def measure_values(items: Iterable[ItemResult], name: str) -> list[float]:
     return [v for v in (i.measure(name) for i in items) if v is not None]
 
 
-def summarize(items: Sequence[ItemResult]) -> list[FixtureSummary]:
+def summarize(
+    items: Sequence[ItemResult],
+    sequential: Mapping[GroupKey, SequentialCell] | None = None,
+) -> list[FixtureSummary]:
     """Per fixture x model: n (scored), errors, resolved count/rate/Wilson CI, criteria,
-    measures, pass@k and pass^k."""
+    measures, pass@k and pass^k; with ``sequential`` (``--trials auto``), how each cell's
+    sequence ended."""
+    sequential = sequential or {}
     out: list[FixtureSummary] = []
     for (fixture, model), group in group_items(items).items():
         scored = [i for i in group if i.status != "error"]
@@ -69,6 +75,7 @@ def summarize(items: Sequence[ItemResult]) -> list[FixtureSummary]:
         resolved = sum(1 for i in scored if i.resolved)
         main = rate_entry([i.resolved for i in scored])
         usd, tokens = per_resolved_costs(scored)
+        cell = sequential.get((fixture, model))
         ks = range(1, min(n, len({i.trial for i in group})) + 1)
         out.append(
             FixtureSummary(
@@ -88,6 +95,8 @@ def summarize(items: Sequence[ItemResult]) -> list[FixtureSummary]:
                 tokens_per_resolved=tokens,
                 unpriced=sum(1 for i in scored if i.cost_usd is None),
                 usage_complete=usage_complete(scored),
+                stop_reason=cell.stop_reason if cell is not None else None,
+                sequential=cell,
             )
         )
     return out

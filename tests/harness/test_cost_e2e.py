@@ -23,9 +23,7 @@ PRICES = {
 }
 
 
-def run(
-    tmp_path: Path, behaviour: str, trials: int = 3, seed: int = 0, **kw: object
-) -> RunOutcome:
+def run(tmp_path: Path, behaviour: str, trials: int = 3, seed: int = 0, **kw: object) -> RunOutcome:
     return execute_run(
         RunConfig(
             fixtures=FIXTURES,
@@ -104,7 +102,7 @@ def test_a_token_budget_stops_the_run_and_a_resume_completes_it(tmp_path: Path) 
             timeout_s=60.0,
             runs_dir=tmp_path / "runs",
             max_tokens=10**9,
-        ),  # fmt: skip
+        ),
         resume=first.run_dir,
     )
     assert done.exit_code == EXIT_RESOLVED and len(done.report.items) == 8

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from harness.cli.docs import README
 from harness.cli.main import cli
 from harness.cli.options import TwinOption, iter_twins
+from harness.cli.run_cmd import TrialsType
 
 ROW = re.compile(r"^\| `(SWARM_HARNESS_[A-Z0-9_]+)` \| `([a-z ]+?) (--[a-z-]+)` \|$", re.M)
 
@@ -36,6 +37,8 @@ def _sample(param: click.Option, tmp_path: Path) -> tuple[str, object]:
     if isinstance(kind, click.Choice):
         choice = str(kind.choices[-1])
         return choice, choice
+    if isinstance(kind, TrialsType):
+        return "auto", "auto"
     if isinstance(kind, click.types.IntParamType):
         return "7", 7
     if isinstance(kind, click.types.FloatParamType):

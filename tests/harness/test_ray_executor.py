@@ -105,6 +105,20 @@ def test_items_run_on_the_node_with_the_resource(cluster: Cluster, tmp_path: Pat
     assert head not in nodes and len(nodes) == 1  # only the worker offers sim-worker
 
 
+def test_trials_auto_runs_its_sequences_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    """``--trials auto`` hands out trials as results come back from the nodes."""
+    code, report, err = finish(
+        harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim", "--trials", "auto",
+                "--max-trials", "30", "--precision", "0.2", "--concurrency", "2",
+                "--ray-resource", "sim-worker")
+    )  # fmt: skip
+    assert code == 0, err
+    (summary,) = report["summary"]
+    assert summary["stop_reason"] == "precise", summary["sequential"]
+    trials = sorted(i["trial"] for i in report["items"])
+    assert trials == list(range(1, len(trials) + 1)) and len(trials) < 30
+
+
 def cluster_head_node(cluster: Cluster) -> str:
     out = subprocess.run(
         [sys.executable, "-c",
