@@ -20,14 +20,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scripted_model.conversation import ShardJob
+from scripted_model.conversation import CHILD_JOB_RE, ShardJob
 from scripted_model.messages_conversation import MessagesConversation
-from scripted_model.oracle import Oracle
+from scripted_model.oracle import Oracle, shard_key
 from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, ModelFailure, Script
 
 #: How long the foreground subagent of ``honest`` waits before its final answer: long
 #: enough for the background subagents (a few fast requests each) to finish first.
 FOREGROUND_DELAY_S = 3.0
+#: How many subagents Claude Code runs at once (``CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS``,
+#: 20 by default in 2.1.332: one more is refused with "Concurrent subagent limit reached").
+#: The scripted parent starts them in waves of at most this many, as the prompt asks.
+MAX_AT_ONCE = 20
 #: Model ids Claude Code uses on its own (title generation, small fast-model calls, an
 #: ``Explore`` subagent): answered harmlessly rather than refused, so the run goes on.
 INTERNAL_MODEL_PREFIX = "claude-"
@@ -108,27 +112,46 @@ def _parent_turn(
         own = {j.file: str(oracle.answer(j.file)) for j in jobs}
         return Reply(calls=(_write(conv, artifact, jobs, own),))
     spawns = conv.uses_of("Agent")
+    started = {i for i in (_index(s.input) for s in spawns) if i is not None}
+    waiting = [j for i, j in enumerate(jobs) if i not in started]
     if not spawns:
         return Reply("I delegate one shard per subagent.", _spawn_calls(script, jobs))
-    if _all_back(conv, [s.id for s in spawns]):
+    back = _returned(conv)
+    running = sum(1 for s in spawns if s.id not in back)
+    if waiting and running < MAX_AT_ONCE:  # the next wave, as earlier ones report
+        wave = waiting[: MAX_AT_ONCE - running]
+        offset = len(jobs) - len(waiting)
+        return Reply("Starting the next subagents.", _spawn_calls(script, wave, offset))
+    if not waiting and all(s.id in back for s in spawns):
         return Reply(calls=(_write(conv, artifact, jobs, conv.answers()),))
     return Reply("Waiting for the subagents to report.")
 
 
-def _all_back(conv: MessagesConversation, spawn_ids: list[str]) -> bool:
-    """Whether every spawn has a result: a foreground one, an error, or a notification."""
-    notified = conv.notified_ids()
+def _returned(conv: MessagesConversation) -> set[str]:
+    """The spawns with a result: a foreground one, an error, or a notification."""
     done = {
         r.tool_use_id
         for r in conv.tool_results
         if r.is_error or "ANSWER::" in r.text or "hand-back" in r.text.lower()
     }
-    return all(sid in done or sid in notified for sid in spawn_ids)
+    return done | set(conv.notified_ids())
 
 
-def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob]) -> tuple[Call, ...]:
+def _index(spawn: Mapping[str, Any]) -> int | None:
+    """The shard index a spawn's prompt carries (its ``SHARD=... INDEX=i`` line)."""
+    job = CHILD_JOB_RE.search(str(spawn.get("prompt", "")))
+    return int(job["index"]) if job else None
+
+
+def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob], offset: int = 0) -> tuple[Call, ...]:
+    """One ``Agent`` call per job (the first wave: at most :data:`MAX_AT_ONCE`), the
+    jobs numbered from ``offset``."""
     calls = []
-    for i, job in enumerate(jobs):
+    # The duplicate of double-spawn rides in the first wave: keep that wave within the cap.
+    first_wave = MAX_AT_ONCE - (1 if script.double_spawn else 0)
+    wave = jobs[:first_wave] if offset == 0 else jobs
+    for n, job in enumerate(wave):
+        i = offset + n
         name = f"helper-{i + 1}" if script.helper_names else job.worker
         spawn: dict[str, Any] = {
             "description": name,
@@ -138,7 +161,7 @@ def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob]) -> tuple[Call, ...]
         if script.foreground_first and i == 0:
             spawn["run_in_background"] = False
         calls.append(Call("Agent", spawn))
-    if script.double_spawn:
+    if script.double_spawn and offset == 0:
         first = jobs[0]
         calls.append(
             Call(
@@ -181,7 +204,7 @@ def _subagent_turn(
         return Reply(f"Reading {path}.", (Call("Read", {"file_path": target}),))
     if script.silent_child and index == 0:
         return Reply("Finished.")  # ends without an answer line
-    file = path.rsplit("/", 1)[-1]
+    file = shard_key(path)
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scripted_model.oracle import shard_key
+
 #: How the product hands a child its task (the first message of a child session).
 CHILD_TASK_HEADER = "[task from parent]"
 #: How the product shows a child's reply in the parent's conversation.
@@ -24,7 +26,8 @@ SHARD_LINE_RE = re.compile(
 #: The machine-readable line a scripted parent puts into every child's task.
 CHILD_JOB_RE = re.compile(r"SHARD=(?P<path>\S+) INDEX=(?P<index>\d+) ATTEMPT=(?P<attempt>\d+)")
 #: A reply the scripted children send: ``<file>: <answer>``.
-REPLY_RE = re.compile(r"^(?P<file>[^\s:]+):\s*(?P<value>\S+)\s*$", re.MULTILINE)
+#: The value runs to the end of the line (a heading may hold spaces: ``Budget Tracking``).
+REPLY_RE = re.compile(r"^(?P<file>[^\s:]+):[ \t]*(?P<value>[^\n]*?\S)[ \t]*$", re.MULTILINE)
 STEP_RE = re.compile(r"# scripted:(?P<step>[a-z-]+)")
 
 
@@ -35,7 +38,7 @@ class ShardJob:
 
     @property
     def file(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
+        return shard_key(self.path)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from typing import Any
 from scripted_model.conversation import CHILD_JOB_RE, SHARD_LINE_RE, ShardJob
 
 #: The line a scripted subagent ends with; the scripts read answers from it.
-ANSWER_RE = re.compile(r"ANSWER::(?P<file>[^\s:<]+)::(?P<value>[^\s<]+)")
+#: The value runs to the end of the line (or a tag): it may hold spaces.
+ANSWER_RE = re.compile(r"ANSWER::(?P<file>[^\s:<]+)::(?P<value>[^\n<]*[^\s<])")
 #: How a background subagent's result names the spawn it belongs to.
 NOTIFICATION_ID_RE = re.compile(r"<tool-use-id>\s*(?P<id>[^<\s]+)\s*</tool-use-id>")
 #: The system prompt names the working directory the Write tool's absolute path needs.

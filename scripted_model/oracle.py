@@ -35,12 +35,22 @@ class Oracle:
         )
 
     def answer(self, shard_file: str) -> int | str | None:
-        """The expected answer of a shard, by bare name or with a folder prefix."""
+        """The expected answer of a shard, by its manifest name or with ``shards/`` before."""
         return self.answers.get(_bare(shard_file))
 
     def fixture_of(self, shard_file: str) -> str | None:
         return self.fixtures.get(_bare(shard_file))
 
 
+#: The folder every shard lives in; the manifest names shards by their path below it.
+SHARDS_PREFIX = "shards/"
+
+
+def shard_key(path: str) -> str:
+    """A shard as the manifest names it: its path below shards/ (``shards/region-a/x.csv``
+    -> ``region-a/x.csv``; a bare name stays as it is)."""
+    return path.removeprefix("./").removeprefix(SHARDS_PREFIX)
+
+
 def _bare(shard_file: str) -> str:
-    return shard_file.rsplit("/", 1)[-1]
+    return shard_key(shard_file)

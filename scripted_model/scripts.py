@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from scripted_model.conversation import CHILD_JOB_RE, Conversation, ShardJob
-from scripted_model.oracle import Oracle
+from scripted_model.oracle import Oracle, shard_key
 
 Status = Literal["resolved", "unresolved"]
 
@@ -284,7 +284,7 @@ def _child_turn(script: Script, conv: Conversation, task: str, oracle: Oracle) -
         return Text("Finished.")  # ends without replying
     if script.retry_after_failure and index == 0 and attempt == 1:
         return ModelFailure(400, "scripted failure: this child's model request is refused")
-    file = job["path"].rsplit("/", 1)[-1]
+    file = shard_key(job["path"])
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"

@@ -8,6 +8,7 @@ side, call concurrently; the server keeps no conversation state, only request co
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections import Counter
@@ -101,6 +102,16 @@ class Bill:
         )
 
 
+class _Server(ThreadingHTTPServer):
+    """A client that hangs up mid-answer (the agent's CLI exiting, a child torn down) is
+    part of every run, not an error to print a traceback for."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            return
+        super().handle_error(request, client_address)
+
+
 class ScriptedModelServer:
     """Serve the scripts on ``127.0.0.1:<port>`` (0 picks a free port) in a thread."""
 
@@ -126,7 +137,7 @@ class ScriptedModelServer:
         #: parent's spawn cell for those shards was served (what ``early-exit`` waits on).
         self._child_seen: dict[tuple[str, str], float] = {}
         self._spawned: dict[tuple[str, frozenset[str]], float] = {}
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

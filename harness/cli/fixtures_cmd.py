@@ -13,6 +13,7 @@ from harness.errors import EXIT_USAGE
 from harness.fixtures import TASK_NAME, validate_fixture
 from harness.fixtures.lookup import all_fixtures, find_fixture, fixture_roots
 from harness.fixtures.scaffold import fixture_warnings, new_fixture, regenerated_task
+from harness.fixtures.sets import fixture_sets
 
 
 @click.group("fixtures")
@@ -24,18 +25,28 @@ def fixtures_group() -> None:
 @fixtures_dir_option
 @translate_errors
 def list_cmd(fixtures_dir: Path | None) -> None:
-    """List the fixtures of every folder names are looked up in (with the first problem of
-    an invalid one)."""
+    """List the fixtures of every folder names are looked up in: shards, data formats,
+    answer kind, the sets (sets.yaml) each belongs to (with the first problem of an invalid
+    one), then the sets."""
     roots = fixture_roots(fixtures_dir)
     click.echo("fixtures in " + ", then ".join(str(r) for r in roots) + ":", err=True)
-    for s in all_fixtures(roots):
+    every = all_fixtures(roots)
+    sets = fixture_sets(roots, [s.name for s in every])
+    member = {
+        s.name: [n for n, fs in sets.items() if fs.every or s.name in fs.fixtures] for s in every
+    }
+    for s in every:
         state = "ok" if s.valid else "INVALID"
         click.echo(
-            f"{s.name:<24} {s.shard_count:>3} shards  {s.artifact or '-':<20} {state}  {s.path}"
+            f"{s.name:<20} {s.shard_count:>4} shards  {','.join(s.formats) or '-':<16} "
+            f"{s.answer_kind or '-':<8} {','.join(member[s.name]) or '-':<22} {state}  {s.path}"
         )
         if s.problems:
             extra = f" (and {len(s.problems) - 1} more)" if len(s.problems) > 1 else ""
             click.echo(f"    {s.problems[0]}{extra}")
+    for name, fs in sets.items():
+        count = len(every) if fs.every else len(fs.fixtures)
+        click.echo(f"set {name:<16} {count:>3} fixtures  {fs.description}")
 
 
 @fixtures_group.command("validate")

@@ -63,7 +63,8 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     "fixtures",
     multiple=True,
     metavar="NAME|PATH",
-    help="Fixture name under fixtures/ or a fixture directory; repeat, or 'all'.",
+    help="Fixture name under fixtures/, a fixture directory, or a set of fixtures/sets.yaml "
+    "(smoke, standard, all); repeat to add more.",
 )
 @option(
     "--model",

@@ -32,7 +32,8 @@ from harness.cli.params import runs_dir_option
     multiple=True,
     default=("json-events",),
     metavar="NAME|PATH",
-    help="Fixture name under fixtures/ or a fixture directory; repeat, or 'all'.",
+    help="Fixture name under fixtures/, a fixture directory, or a set of fixtures/sets.yaml "
+    "(smoke, standard, all); repeat to add more.",
 )
 @option("--concurrency", default=3, type=int, help="Agents running at once.")
 @runs_dir_option

@@ -133,7 +133,7 @@ def _run_on_node(work: WorkItem, opts: ItemOptions, fixture_tar: bytes) -> tuple
                 work.fixture,
                 path=fixture_dir,
                 shard_paths=tuple(
-                    fixture_dir / SHARDS_DIR / p.name for p in work.fixture.shard_paths
+                    fixture_dir / SHARDS_DIR / s.file for s in work.fixture.manifest.shards
                 ),
             )
             local = dataclasses.replace(work, fixture=fixture)

@@ -7,11 +7,11 @@ spawn's ``description``, which is how the parsers tell which subagent owns which
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import data_format_of
+from harness.fixtures.task_text import WORDINGS, answer_kind, data_format_of, file_phrase
 
 CLAUDE_CODE_TASK = """\
 You coordinate a team of subagents. This repository holds {count} data shards in the folder
-shards/, and each shard has one question whose answer is an integer. Answer every question
+shards/, and each shard has one question whose answer is {kind}. Answer every question
 by delegating: exactly one subagent per shard.
 
 Shards, questions and workers:
@@ -26,21 +26,36 @@ Follow these steps exactly.
    description "{first_worker}") and this prompt, with its own file and question filled in:
        Read the file shards/<file> and answer this question exactly, computing it from the
        whole file: <question> Do not start subagents. End with one line of the form
-       ANSWER::<file>::<integer>
-   You may start all {count} subagents at once.
+       ANSWER::<file>::<{value}>
+   {at_once}
 
 2. Wait until every subagent has reported. Never start two subagents for the same shard,
    never use other descriptions, and start a replacement (same description, same prompt)
    only if a subagent failed, at most once per shard.
 
 3. Answer only from the subagents' reports. Then write the file {artifact} in the
-   repository root with exactly one bullet line per shard, using the bare file name and the
-   bare integer answer. For example, if the report for {first_file} said 1234:
-       - {first_file}: 1234
+   repository root with exactly one bullet line per shard, using the {file_phrase} and the
+   bare {value_answer}. For example, if the report for {first_file} said {example}:
+       - {first_file}: {example}
    ({count} bullet lines, one for each shard, no other text on those lines.)
 
 4. Only after {artifact} is written, end your turn.
 """
+
+
+#: Claude Code runs at most this many subagents at once by default
+#: (``CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS``, 20 in 2.1.332); one more is refused.
+MAX_CONCURRENT_SUBAGENTS = 20
+
+
+def _at_once(count: int) -> str:
+    if count <= MAX_CONCURRENT_SUBAGENTS:
+        return f"You may start all {count} subagents at once."
+    return (
+        f"Claude Code runs at most {MAX_CONCURRENT_SUBAGENTS} subagents at once: start "
+        f"{MAX_CONCURRENT_SUBAGENTS}, then start the next ones as earlier ones report, until "
+        "every shard has had its subagent."
+    )
 
 
 def claude_code_task(fixture: Fixture) -> str:
@@ -49,12 +64,21 @@ def claude_code_task(fixture: Fixture) -> str:
     if not shards:
         raise ValueError("a fixture needs at least one shard")
     lines = "\n".join(f"- shards/{s.file}: {s.question} (worker: {s.worker})" for s in shards)
+    wording = WORDINGS[answer_kind([s.expected for s in shards])]
     text = CLAUDE_CODE_TASK.format(
         count=len(shards),
         shard_lines=lines,
         data_format=(data_format_of(fixture.task_text) or "").strip(),
         first_worker=shards[0].worker,
+        at_once=_at_once(len(shards)),
         first_file=shards[0].file,
         artifact=fixture.manifest.artifact,
+        kind=wording.kind,
+        value=wording.value,
+        value_answer=wording.value_answer,
+        example=wording.example,
+        file_phrase=file_phrase([s.file for s in shards]).removesuffix(
+            " (without the shards/ folder)"
+        ),
     )
     return text.replace("\n\n\n", "\n\n")

@@ -28,8 +28,9 @@ pytestmark = pytest.mark.real_agent
 SELFTEST_TIMEOUT_S = 300
 #: agent -> the session fixture that finds (or installs) its binary, or skips.
 BINARIES = {"prime-agent": "prime_agent_bin", "claude-code": "claude_code_bin"}
-#: The 3-shard fixture, and selftest's own default (8 shards): the rows must hold on both.
-FIXTURES = {"tiny": str(TINY), "json-events": "json-events"}
+#: The 3-shard test fixture, and the bundled smoke set (smoke-orders, json-events: selftest's
+#: default is json-events): --fixture argument -> the fixtures whose rows must all hold.
+FIXTURES = {"tiny": (str(TINY), ("tiny",)), "smoke": ("smoke", ("smoke-orders", "json-events"))}
 
 
 @pytest.fixture(
@@ -41,18 +42,19 @@ def selftest_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     agent, fixture = request.param
     binary = request.getfixturevalue(BINARIES[agent])
     base = tmp_path_factory.mktemp(f"selftest-{agent}-{fixture}")
-    run = selftest_in_fresh_home(base, agent, binary, SELFTEST_TIMEOUT_S, FIXTURES[fixture])
+    run = selftest_in_fresh_home(base, agent, binary, SELFTEST_TIMEOUT_S, FIXTURES[fixture][0])
     return {**run, "agent": agent, "fixture": fixture}
 
 
 def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
     done = selftest_run["done"]
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    fixture = selftest_run["fixture"]
-    rows = [line.split() for line in done.stdout.splitlines() if line.startswith(f"{fixture} ")]
     scripts = scripts_for(parse_agent(selftest_run["agent"], "unused"))
-    assert sorted(r[1] for r in rows) == sorted(scripts)
-    assert all(r[-1] == "ok" for r in rows), done.stdout
+    for fixture in FIXTURES[selftest_run["fixture"]][1]:
+        lines = done.stdout.splitlines()
+        rows = [line.split() for line in lines if line.startswith(f"{fixture} ")]
+        assert sorted(r[1] for r in rows) == sorted(scripts), (fixture, done.stdout)
+        assert all(r[-1] == "ok" for r in rows), done.stdout
 
 
 def test_nothing_is_created_under_home_or_tmpdir(selftest_run: dict) -> None:
