@@ -46,7 +46,7 @@ def test_a_set_expands_to_its_fixtures_and_star_to_every_one(tmp_path: Path) -> 
             "quick:\n  fixtures: [json-events]\n  description: 3\n",
             "description",
             id="bad-description",
-        ),  # fmt: skip
+        ),
         pytest.param("quick: {fixtures: [a}\n", "readable YAML", id="broken-yaml"),
     ],
 )
