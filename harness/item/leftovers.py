@@ -58,9 +58,19 @@ class Owner:
 
 
 def _start_of(proc: psutil.Process) -> int:
-    # Centiseconds: /proc's resolution (clock ticks), so the same process always maps to
-    # the same number, and a reused pid almost never does.
-    return round(proc.create_time() * 100)
+    """When the process started, as a number that never changes for it: its start in clock
+    ticks since boot (``/proc/<pid>/stat`` field 22), so a reused pid almost never matches.
+
+    Not psutil's ``create_time``: that adds the boot time ``/proc/stat`` reports *now*,
+    which moves when the wall clock is adjusted (NTP), so two harness processes could
+    disagree about a live owner's start and one would take the other's live run for dead
+    (a concurrent run's temp dirs removed under it). Without /proc: ``create_time`` in
+    centiseconds."""
+    try:
+        raw = Path(f"/proc/{proc.pid}/stat").read_bytes()
+        return int(raw[raw.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return round(proc.create_time() * 100)
 
 
 def token_prefix(run_id: str, owner: Owner | None = None) -> str:

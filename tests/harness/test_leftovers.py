@@ -43,6 +43,20 @@ def test_token_round_trip_and_owner_liveness() -> None:
     assert not Owner(me.pid, me.start + 1).alive()  # a reused pid is not the owner
 
 
+def test_an_owner_stays_alive_when_the_reported_boot_time_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """/proc/stat's btime moves by a second when the wall clock is adjusted (seen on this
+    machine: 1796135896 and ...897 within two minutes). psutil's create_time adds it, so a
+    start taken from it made another harness process take a live run for dead and remove
+    its temp dirs mid-run. The start is the process's own clock ticks since boot."""
+    me = Owner.current()
+    real = psutil.boot_time()
+    monkeypatch.setattr(psutil, "boot_time", lambda: real + 1.0)
+    monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: real + 1.0)  # type: ignore[attr-defined]
+    assert Owner.current() == me and me.alive()
+
+
 def _processes_of(owner_pid: int) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter():
