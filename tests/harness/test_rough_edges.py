@@ -198,13 +198,35 @@ def test_a_local_fixture_does_not_hide_the_bundled_ones(
 
 
 @pytest.mark.slow
+def _wait_for_sigint_handler(pid: int, timeout: float = 60.0) -> None:
+    """Until the process catches SIGINT (its SigCgt mask in /proc/<pid>/status) and has
+    spent 40 ms of CPU: past the interpreter's start (under 10 ms here) and inside the
+    harness's imports (``harness.cli.main`` alone takes about 110 ms), far from the run's own
+    handlers (installed after some 800 ms of imports). CPU time, not a sleep: it measures
+    progress however loaded the machine is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2 :].split()
+        cpu_ticks = int(fields[11]) + int(fields[12])  # utime + stime
+        if int(caught.split()[1], 16) & (1 << (signal.SIGINT - 1)) and cpu_ticks >= 4:
+            return
+        time.sleep(0.005)
+    raise AssertionError("the harness never reached its imports with a SIGINT handler")
+
+
 def test_ctrl_c_in_the_first_seconds_exits_130(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", "run", "--fixture", str(TINY), "--agent",
          "sim:slow=30", "--runs-dir", str(tmp_path)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(0.5)  # importing or planning: before the run's own signal handlers
+    # Importing or planning, before the run's own signal handlers: as soon as Python's own
+    # SIGINT handler is in place (a fixed sleep could land before the interpreter has one
+    # on a loaded machine, and the process then dies of the signal: -2).
+    _wait_for_sigint_handler(proc.pid)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
