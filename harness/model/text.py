@@ -53,6 +53,11 @@ def format_amount(value: float | None, unit: str) -> str:
     return "n/a" if value is None else f"{value:,.0f} tokens"
 
 
+def unit_label(unit: str) -> str:
+    """How a cost unit reads: ``USD`` or ``tokens``."""
+    return "USD" if unit == "usd" else "tokens"
+
+
 def format_ratio(value: float | None) -> str:
     """A cost ratio: ``x1.23``; ``n/a``."""
     return "n/a" if value is None else f"x{value:.2f}"
@@ -63,6 +68,15 @@ def format_ratio_ci(ci: Interval | None) -> str:
     return "n/a" if not ci else f"[{format_ratio(ci[0])}, {format_ratio(ci[1])}]"
 
 
+def format_per_resolved_ci(entry: PerResolved | None, unit: str) -> str | None:
+    """``95% CI $0.0180 to $0.0391`` (``or more`` when unbounded above); None without one."""
+    if entry is None or entry.ci is None:
+        return None
+    low, high = entry.ci
+    upper = "or more" if high is None else f"to {format_amount(high, unit)}"
+    return f"95% CI {format_amount(low, unit)} {upper}"
+
+
 def format_per_resolved(entry: PerResolved | None, unit: str) -> str:
     """``$0.0222 per resolved item (95% CI $0.0180 to $0.0391)``; an unbounded upper limit
     reads ``or more``; ``n/a`` when nothing resolved."""
@@ -71,11 +85,8 @@ def format_per_resolved(entry: PerResolved | None, unit: str) -> str:
     if entry.value is None:
         return "no resolved item"
     text = f"{format_amount(entry.value, unit)} per resolved item"
-    if entry.ci is not None:
-        low, high = entry.ci
-        upper = "or more" if high is None else f"to {format_amount(high, unit)}"
-        text += f" (95% CI {format_amount(low, unit)} {upper})"
-    return text
+    ci = format_per_resolved_ci(entry, unit)
+    return text + (f" ({ci})" if ci else "")
 
 
 def format_duration(seconds: float) -> str:
@@ -276,7 +287,7 @@ def cost_comparison_line(cost: CostComparison) -> str:
     o = cost.overall
     text = (
         f"cost: {o.verdict}, {format_ratio(o.ratio)} the baseline's per item "
-        f"({'USD' if cost.unit == 'usd' else 'tokens'}), 95% CI {format_ratio_ci(o.ci)}, "
+        f"({unit_label(cost.unit)}), 95% CI {format_ratio_ci(o.ci)}, "
         f"threshold +{100 * cost.threshold:.0f}%"
     )
     if o.reason:

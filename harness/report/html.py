@@ -32,6 +32,7 @@ from harness.model.text import (
     format_duration,
     format_pct,
     format_per_resolved,
+    format_per_resolved_ci,
     format_pp,
     format_ratio,
     format_ratio_ci,
@@ -41,6 +42,7 @@ from harness.model.text import (
     item_reasons,
     plural,
     sequential_line,
+    unit_label,
     unpriced_line,
     usage_line,
     verdict_line,
@@ -168,7 +170,7 @@ def _banner(report: RunReport, run_dir: Path) -> str:
         cost = ""
         if cmp.cost is not None:
             c = cmp.cost.overall
-            unit = "USD" if cmp.cost.unit == "usd" else "tokens"
+            unit = unit_label(cmp.cost.unit)
             cost = f" Cost per item: <b>{_e(c.verdict)}</b>, {format_ratio(c.ratio)} ({unit})."
         parts.append(
             f'<div class="why">vs {_e(baseline_label(cmp))}: <b>{_e(o.verdict)}</b>, '
@@ -304,11 +306,8 @@ def _per_resolved_cell(s: FixtureSummary) -> str:
     full = format_per_resolved(entry, unit)
     if entry is None or entry.value is None:
         return _cell(full, "cost_per_resolved", None, "num", f' data-unit="{unit}"')
-    ci = ""
-    if entry.ci is not None:
-        low, high = entry.ci
-        upper = "or more" if high is None else f"to {format_amount(high, unit)}"
-        ci = f"<small>95% CI {_e(format_amount(low, unit))} {_e(upper)}</small>"
+    interval = format_per_resolved_ci(entry, unit)
+    ci = f"<small>{_e(interval)}</small>" if interval else ""
     return (
         f'<td data-field="cost_per_resolved" data-value="{_e(entry.value)}" class="num" '
         f'data-unit="{unit}" title="{_e(bound + full)}">'
@@ -332,7 +331,7 @@ def _cost_comparison(cost: CostComparison, gated: bool) -> str:
     """The cost comparison: the overall ratio of mean cost per item with its verdict, the
     cost gate, the notes, a row per fixture x model."""
     o = cost.overall
-    unit = "USD" if cost.unit == "usd" else "tokens"
+    unit = unit_label(cost.unit)
     passed = cost.gate.passed
     gate = "passes" if passed else "FAILS: " + _e("; ".join(cost.gate.reasons))
     parts = [

@@ -26,6 +26,7 @@ from harness.model.text import (
     item_reasons,
     plural,
     sequential_line,
+    unit_label,
     unpriced_line,
     verdict_line,
 )
@@ -240,7 +241,7 @@ def comparison_markdown(cmp: Comparison) -> list[str]:
 
 def _cost_comparison(cost: CostComparison) -> list[str]:
     """The cost verdict and its gate, then the per-fixture ratios."""
-    unit = "USD" if cost.unit == "usd" else "tokens"
+    unit = unit_label(cost.unit)
     lines = [
         "",
         f"### Cost per item ({unit})",

@@ -70,7 +70,7 @@ from harness.model.comparison import (
 from harness.model.item import ItemResult
 from harness.model.record import Interval
 from harness.model.summary import PerResolved
-from harness.model.text import format_ratio_ci
+from harness.model.text import format_ratio_ci, unit_label
 
 DEFAULT_CONFIDENCE = 0.95
 #: A standard error at or below this is a zero spread computed with float noise.
@@ -403,7 +403,7 @@ def compare_costs(
     if overall.verdict == "costlier":
         reasons = (
             f"overall cost costlier: x{overall.ratio:.2f} the baseline's "
-            f"{'USD' if unit == 'usd' else 'tokens'} per item, "
+            f"{unit_label(unit)} per item, "
             f"95% CI {format_ratio_ci(overall.ci)} (threshold +{100 * threshold:.0f}%)",
         )
     return CostComparison(
