@@ -304,14 +304,23 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             route = self.path.split("?", 1)[0]
+            length = int(self.headers.get("content-length") or 0)
+            if (
+                length > MAX_REQUEST_BYTES
+                or "chunked" in self.headers.get("transfer-encoding", "").lower()
+            ):
+                # A body this server will not read: the connection cannot carry another
+                # request (its next "request line" would be the rest of this body).
+                self.close_connection = True
+                self._error(413, "request too large or chunked", "invalid_request_error")
+                return
+            # Read every body, whatever the route: one left unread on a keep-alive connection
+            # is taken for the next request's line (a 414 to the client's next call; seen with
+            # Claude Code under load, a subagent's request failing "API Error: 414").
+            raw = self.rfile.read(length)
             if route not in (COMPLETIONS_PATH, messages_api.MESSAGES_PATH):
                 self._error(404, f"no route {self.path}", "not_found")
                 return
-            length = int(self.headers.get("content-length") or 0)
-            if length > MAX_REQUEST_BYTES:
-                self._error(413, "request too large", "invalid_request_error")
-                return
-            raw = self.rfile.read(length)
             if route == messages_api.MESSAGES_PATH:
                 self._messages(raw)
                 return

@@ -203,3 +203,25 @@ def test_messages_bill_cache_reads_and_writes_and_stream_the_final_output(
     _messages(server, plain)
     assert server.billed("no-spawn").requests == 2
     assert server.billed("no-spawn").cache_read_tokens == bill.cache_read_tokens  # none added
+
+
+def test_a_body_on_an_unknown_route_is_read_so_the_connection_stays_usable(
+    server: ScriptedModelServer,
+) -> None:
+    """A client's next request on the same keep-alive connection must not be parsed out of
+    the unread rest of a body the server refused (Claude Code under load: "API Error: 414"
+    for a subagent after a 404 with a 100 KB body)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    big = json.dumps({"messages": [{"role": "user", "content": "x" * 100_000}]})
+    conn.request("POST", "/v1/messages/count_tokens", body=big)
+    first = conn.getresponse()
+    first.read()
+    assert first.status == 404
+    body = json.dumps(_request("honest", {"role": "user", "content": ROOT_TASK}))
+    conn.request("POST", "/v1/chat/completions", body=body)
+    second = conn.getresponse()
+    assert second.status == 200, second.read()[:200]
+    second.read()
+    conn.close()
