@@ -156,16 +156,11 @@ def agent_binary(agent: str, explicit: str | None) -> str | None:
 
 def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
     """The scripted behaviours for the model API this agent speaks."""
-    from scripted_model import SCRIPTS
-    from scripted_model.claude_scripts import CLAUDE_SCRIPTS
+    from scripted_model import SCRIPTS_BY_API
 
-    by_api: dict[str | None, Mapping[str, Any]] = {
-        "openai-completions": SCRIPTS,
-        "anthropic-messages": CLAUDE_SCRIPTS,
-    }
-    if agent.model_api not in by_api:
+    if agent.model_api not in SCRIPTS_BY_API:
         raise UsageError(f"selftest: {agent.name} talks to no model API the server scripts")
-    return by_api[agent.model_api]
+    return SCRIPTS_BY_API[agent.model_api]
 
 
 def run_selftest(

@@ -1,7 +1,8 @@
 """The Anthropic Messages side: ``POST /v1/messages`` answered as SSE (or one JSON message).
 
 Stateless like the completions side: the request's ``messages`` are the whole
-conversation. The model id selects a Claude Code script; ids of the client's own
+conversation. The model id selects a script of the client being played (Claude Code's, or
+opencode's: :mod:`scripted_model.opencode_scripts`); ids of the client's own
 (``claude-...``) are answered harmlessly; any other id is a 404, as a real provider does.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from scripted_model.claude_scripts import (
@@ -24,6 +25,7 @@ from scripted_model.claude_scripts import (
     sleep_for,
 )
 from scripted_model.messages_conversation import MessagesConversation
+from scripted_model.opencode_scripts import OpenCodeScript, next_opencode_action
 from scripted_model.oracle import Oracle
 
 MESSAGES_PATH = "/v1/messages"
@@ -44,8 +46,12 @@ class MessagesError(Exception):
         return {"type": "error", "error": {"type": self.kind, "message": self.message}}
 
 
+#: The scripts a Messages client is played with, by the tools it offers the model.
+MessagesScripts = Mapping[str, ClaudeScript] | Mapping[str, OpenCodeScript]
+
+
 def plan_answer(
-    body: Any, scripts: dict[str, ClaudeScript], oracle: Oracle
+    body: Any, scripts: MessagesScripts, oracle: Oracle
 ) -> tuple[str, MessagesConversation, ClaudeAction]:
     """The model id, the conversation and the scripted answer to one request body."""
     if not isinstance(body, dict) or not isinstance(body.get("model"), str):
@@ -53,7 +59,9 @@ def plan_answer(
     model = body["model"]
     conv = MessagesConversation.from_request(body)
     script = scripts.get(model)
-    if script is not None:
+    if isinstance(script, OpenCodeScript):
+        return model, conv, next_opencode_action(script, conv, oracle)
+    if isinstance(script, ClaudeScript):
         return model, conv, next_claude_action(script, conv, oracle)
     if model.startswith(INTERNAL_MODEL_PREFIX):
         return model, conv, internal_action()
@@ -166,6 +174,7 @@ __all__ = [
     "INTERNAL_MODEL_PREFIX",
     "MESSAGES_PATH",
     "MessagesError",
+    "MessagesScripts",
     "describe",
     "message_json",
     "plan_answer",

@@ -22,8 +22,9 @@ from scripted_model.conversation import CHILD_JOB_RE, SHARD_LINE_RE, ShardJob
 ANSWER_RE = re.compile(r"ANSWER::(?P<file>[^\s:<]+)::(?P<value>[^\n<]*[^\s<])")
 #: How a background subagent's result names the spawn it belongs to.
 NOTIFICATION_ID_RE = re.compile(r"<tool-use-id>\s*(?P<id>[^<\s]+)\s*</tool-use-id>")
-#: The system prompt names the working directory the Write tool's absolute path needs.
-CWD_RE = re.compile(r"Primary working directory:\s*(?P<cwd>\S+)")
+#: The system prompt names the working directory the Write tool's absolute path needs
+#: (Claude Code: ``Primary working directory: ...``; opencode: ``Working directory: ...``).
+CWD_RE = re.compile(r"(?:Primary working|Working) directory:\s*(?P<cwd>\S+)")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any
 import scripted_model.messages_api as messages_api
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
 from scripted_model.conversation import Conversation
+from scripted_model.opencode_scripts import OPENCODE_SCRIPTS
 from scripted_model.oracle import Oracle
 from scripted_model.scripts import (
     SCRIPTS,
@@ -34,6 +35,21 @@ from scripted_model.scripts import (
     next_action,
 )
 
+#: The model APIs the server plays, each with the scripts of the client that speaks it
+#: (an agent adapter's ``model_api``): OpenAI chat completions (prime-agent's ``ipython``
+#: tool), Anthropic Messages with Claude Code's tools (``Agent``, ``Read``, ``Write``), and
+#: Anthropic Messages with opencode's (``task``, ``read``, ``write``).
+OPENCODE_MESSAGES_API = "anthropic-messages:opencode"
+SCRIPTS_BY_API: dict[str, dict[str, Any]] = {
+    "openai-completions": dict(SCRIPTS),
+    "anthropic-messages": dict(CLAUDE_SCRIPTS),
+    OPENCODE_MESSAGES_API: dict(OPENCODE_SCRIPTS),
+}
+#: The APIs answered on ``/v1/messages``, and their scripts.
+MESSAGES_SCRIPTS: dict[str, messages_api.MessagesScripts] = {
+    "anthropic-messages": CLAUDE_SCRIPTS,
+    OPENCODE_MESSAGES_API: OPENCODE_SCRIPTS,
+}
 #: The provider name the agent home's models.json declares; model selectors are
 #: ``scripted/<script>``.
 PROVIDER = "scripted"
@@ -122,13 +138,19 @@ class ScriptedModelServer:
         scripts: dict[str, Script] | None = None,
         request_log: Path | None = None,
         claude_scripts: dict[str, ClaudeScript] | None = None,
+        model_api: str | None = None,
     ):
+        """``model_api`` picks what ``/v1/messages`` plays: the scripts of the client that
+        speaks it (:data:`MESSAGES_SCRIPTS`; default, and any other API: Claude Code's)."""
         self.oracle = oracle
         self.provider = PROVIDER
         self.prices_per_mtok = dict(PRICES_PER_MTOK)
         self.request_log = request_log
         self.scripts = dict(scripts or SCRIPTS)
         self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)
+        self.messages_scripts: messages_api.MessagesScripts = MESSAGES_SCRIPTS.get(
+            model_api or "", self.claude_scripts
+        )
         self._lock = threading.Lock()
         self._requests: Counter[tuple[str, str | None]] = Counter()
         #: (model, caller, fixture) -> what was billed for those requests.
@@ -425,7 +447,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             try:
                 body = json.loads(raw)
                 model, conv, action = messages_api.plan_answer(
-                    body, server.claude_scripts, server.oracle
+                    body, server.messages_scripts, server.oracle
                 )
             except ValueError:
                 error = messages_api.MessagesError(400, "invalid_request_error", "not JSON")

@@ -100,3 +100,28 @@ def claude_code_bin() -> Path:
         return install()
     except HarnessError as exc:
         pytest.skip(f"installing Claude Code failed: {exc}")
+
+
+# ------------------------------------------------------------------ the real opencode
+
+
+@pytest.fixture(scope="session")
+def opencode_bin() -> Path:
+    """``$OPENCODE_BIN``, else the pinned client installed the way users install it
+    (``agents install opencode``: reused when present, else from the npm registry, with its
+    ripgrep from PyPI), else a skip saying why there is none."""
+    from harness.agents.opencode.install import client_path, default_dir, install
+    from harness.errors import HarnessError
+
+    configured = os.environ.get("OPENCODE_BIN")
+    if configured:
+        if not os.access(configured, os.X_OK):
+            pytest.skip(f"OPENCODE_BIN={configured} is not executable")
+        return Path(configured)
+    cached = client_path(default_dir())
+    if not os.access(cached, os.X_OK) and shutil.which("npm") is None:
+        pytest.skip(f"no opencode: OPENCODE_BIN unset, {cached} absent, no npm")
+    try:
+        return install()
+    except HarnessError as exc:
+        pytest.skip(f"installing opencode failed: {exc}")

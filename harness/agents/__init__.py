@@ -40,6 +40,11 @@ REGISTRY: dict[str, AgentEntry] = {
         "Anthropic's Claude Code client, headless (`agents install claude-code` gets the "
         "pinned one)",
     ),
+    "opencode": AgentEntry(
+        "harness.agents.opencode:OpenCodeAdapter",
+        "the opencode client, headless (`agents install opencode` gets the pinned one); "
+        "its provider is the Anthropic Messages API at ANTHROPIC_BASE_URL",
+    ),
     "sim": AgentEntry(
         "harness.agents.sim:SimAdapter",
         "the built-in simulated prime-agent, no model needed; sim:BEHAVIOURS (honest, "

@@ -69,7 +69,8 @@ class Launch:
     item.json; values never are). ``credential_files`` are JSON files whose credential-like
     values must never land in a file the harness writes.
     ``state`` is adapter-private (paths it created), handed back to ``stop``/``collect``.
-    ``record`` is recorded in item.json as is.
+    ``record`` is recorded in item.json as is. ``stdin`` is a file the agent reads as its
+    standard input (None: /dev/null), for a client that takes its prompt there.
     """
 
     argv: list[str]
@@ -78,6 +79,7 @@ class Launch:
     credential_files: tuple[Path, ...] = ()
     state: Mapping[str, Any] = field(default_factory=dict)
     record: Mapping[str, Any] = field(default_factory=dict)
+    stdin: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -82,9 +82,9 @@ def list_cmd(as_json: bool) -> None:
 )
 @translate_errors
 def install_cmd(name: str, target: Path | None) -> None:
-    """Install the pinned client of agent NAME (claude-code) and print its executable's
-    path (give it as --agent-bin, or set CLAUDE_CODE_BIN). Reuses an install of the pinned
-    version; progress goes to stderr."""
+    """Install the pinned client of agent NAME (claude-code, opencode) and print its
+    executable's path (give it as --agent-bin, or set its variable: CLAUDE_CODE_BIN,
+    OPENCODE_BIN). Reuses an install of the pinned version; progress goes to stderr."""
     from harness.agents import adapter_class
 
     cls = adapter_class(name)

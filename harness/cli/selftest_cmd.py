@@ -24,7 +24,8 @@ from harness.cli.params import runs_dir_option
     "--agent-bin",
     default=None,
     help="Path or name of the agent's binary (default: $PRIME_AGENT_BIN for prime-agent, "
-    "$CLAUDE_CODE_BIN for claude-code, else the agent's own name on PATH).",
+    "$CLAUDE_CODE_BIN for claude-code, $OPENCODE_BIN for opencode, else the agent's own "
+    "name on PATH).",
 )
 @option(
     "--fixture",
@@ -50,7 +51,8 @@ def selftest_cmd(
     """Run every scripted behaviour through the real agent and check the harness's verdicts.
 
     Starts a scripted model server on a free loopback port (OpenAI-compatible for
-    prime-agent, Anthropic Messages for claude-code; no credentials, no model cost), runs
+    prime-agent, Anthropic Messages for claude-code and opencode; no credentials, no model
+    cost), runs
     each script as one model through the normal run path and prints: script, expected
     verdict, actual verdict, ok. Exits 0 iff every row holds.
     """
@@ -72,7 +74,7 @@ def selftest_cmd(
         for s in scripts_for(adapter).values()
     ]
     oracle = Oracle.from_manifests(fixture_manifests(fixtures))
-    with ScriptedModelServer(oracle) as server:
+    with ScriptedModelServer(oracle, model_api=adapter.model_api) as server:
         outcome = run_selftest(
             server,
             cases,

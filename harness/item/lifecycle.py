@@ -137,6 +137,7 @@ def run_item(
                 stderr_path=stderr,
                 tracker=tracker,
                 cancel=cancel,
+                stdin_path=launch.stdin,
             )
             start_error = proc.start_error
         if slot is not None:

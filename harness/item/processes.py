@@ -289,8 +289,10 @@ def run_process(
     tracker: ProcessTracker | None = None,
     cancel: threading.Event | None = None,
     term_grace_s: float = TERM_GRACE_S,
+    stdin_path: Path | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in its own session; stop it on timeout or cancel (SIGTERM, then SIGKILL).
+    Its stdin is ``stdin_path`` (read to its end, then closed) or /dev/null.
 
     Never raises for the child's behaviour; a child that cannot be started at all is
     reported in ``start_error``.
@@ -299,13 +301,18 @@ def run_process(
     # Launch and register under the lock that every orphan search takes first: between its
     # fork and exec a child is in its own session without the item's token, and another
     # item's sweep must not mistake it for an orphan (seen with short-lived agents).
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, _managed_lock:
+    with (
+        open(stdin_path or os.devnull, "rb") as inp,
+        open(stdout_path, "wb") as out,
+        open(stderr_path, "wb") as err,
+        _managed_lock,
+    ):
         try:
             proc = subprocess.Popen(
                 list(argv),
                 env=dict(env),
                 cwd=cwd,
-                stdin=subprocess.DEVNULL,
+                stdin=inp,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,

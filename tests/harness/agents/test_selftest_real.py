@@ -27,7 +27,11 @@ pytestmark = pytest.mark.real_agent
 #: loaded 2-core machine.
 SELFTEST_TIMEOUT_S = 300
 #: agent -> the session fixture that finds (or installs) its binary, or skips.
-BINARIES = {"prime-agent": "prime_agent_bin", "claude-code": "claude_code_bin"}
+BINARIES = {
+    "prime-agent": "prime_agent_bin",
+    "claude-code": "claude_code_bin",
+    "opencode": "opencode_bin",
+}
 #: The 3-shard test fixture, and the bundled smoke set (smoke-orders, json-events: selftest's
 #: default is json-events): --fixture argument -> the fixtures whose rows must all hold.
 FIXTURES = {"tiny": (str(TINY), ("tiny",)), "smoke": ("smoke", ("smoke-orders", "json-events"))}

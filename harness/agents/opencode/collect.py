@@ -1,0 +1,126 @@
+"""Copy what one opencode run left into the item's bundle, bounded, no symlink followed.
+
+The record is the client's SQLite database, ``$XDG_DATA_HOME/opencode/opencode.db``, in WAL
+mode: when the client exits the write-ahead log is not checkpointed and holds most of the
+run, so both files are copied (never the live ``-shm``), and only copies are ever opened.
+Credential values are blanked in place, byte for byte (a shorter replacement would shift
+the database's pages), in every copied file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.agents.opencode.launch import DB_FILES, DB_NAME, OpenCodePaths
+from harness.files import copy_capped, is_regular, open_regular
+from scorers.opencode.types import OpencodeInputs
+from scorers.types import Opener
+
+#: Copy caps: a scripted run's database and log are a few MB; a long real run's tens.
+MAX_DB_BYTES = 256 * 1024 * 1024
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
+#: Where the bundle keeps the database (beside stdout.jsonl, stderr.txt and repo/).
+BUNDLE_DB_DIR = "opencode"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """The layout of one item's bundle (an item dir)."""
+
+    root: Path
+
+    @property
+    def db(self) -> Path:
+        return self.root / BUNDLE_DB_DIR / DB_NAME
+
+    @property
+    def wal(self) -> Path:
+        return self.db.with_name(f"{DB_NAME}-wal")
+
+    @property
+    def stdout(self) -> Path:
+        return self.root / "stdout.jsonl"
+
+    @property
+    def stderr(self) -> Path:
+        return self.root / "stderr.txt"
+
+    def artifact(self, name: str) -> Path:
+        return self.root / "repo" / name
+
+
+@dataclass(frozen=True)
+class Copied:
+    files: tuple[str, ...]
+    truncated: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def blank_secrets(path: Path, secrets: list[bytes]) -> bool:
+    """Overwrite every occurrence of each secret in ``path`` with as many ``*``; whether
+    any was found."""
+    if not secrets or not is_regular(path):
+        return False
+    data = path.read_bytes()
+    found = False
+    for secret in secrets:
+        if secret and secret in data:
+            data = data.replace(secret, b"*" * len(secret))
+            found = True
+    if found:
+        path.write_bytes(data)
+    return found
+
+
+def copy_run(
+    live: OpenCodePaths,
+    out: Bundle,
+    artifact: str,
+    stdout: Path | None,
+    stderr: Path | None,
+    secrets: list[bytes],
+) -> Copied:
+    """Copy the database (+ its log), the artifact, stdout and stderr into ``out``."""
+    files: list[str] = []
+    truncated: list[str] = []
+    notes: list[str] = []
+
+    def copy(src: Path | None, dst: Path, cap: int, redact: bool) -> None:
+        if src is None or not is_regular(src):
+            return
+        with contextlib.suppress(OSError):
+            note = copy_capped(src, dst, cap, secrets if redact else ())
+            files.append(str(dst.relative_to(out.root)))
+            if note.truncated:
+                truncated.append(dst.name)
+
+    for name in DB_FILES:
+        dst = out.db.with_name(name)
+        copy(live.db_dir / name, dst, MAX_DB_BYTES, redact=False)
+        if blank_secrets(dst, secrets):
+            notes.append(f"credential values blanked in {name}")
+    if not is_regular(live.db_dir / DB_NAME):
+        notes.append(f"no {DB_NAME} under XDG_DATA_HOME/opencode")
+    copy(live.repo / artifact, out.artifact(artifact), MAX_ARTIFACT_BYTES, redact=True)
+    copy(stdout, out.stdout, MAX_TEXT_BYTES, redact=True)
+    copy(stderr, out.stderr, MAX_TEXT_BYTES, redact=True)
+    return Copied(tuple(files), tuple(truncated), tuple(notes))
+
+
+def _opener(path: Path) -> Opener | None:
+    if not is_regular(path):
+        return None
+    return lambda: open_regular(path)
+
+
+def scorer_inputs(bundle: Bundle, artifact: str) -> OpencodeInputs:
+    """Openers over a bundle's files, for the pure scorer (None: the file is missing)."""
+    return OpencodeInputs(
+        db=_opener(bundle.db),
+        wal=_opener(bundle.wal),
+        stdout=_opener(bundle.stdout),
+        artifact=_opener(bundle.artifact(artifact)),
+    )

@@ -1,0 +1,74 @@
+"""opencode's prompt for a fixture, rendered from the manifest (fixtures stay neutral).
+
+opencode delegates with its ``task`` tool (``description``, ``prompt``, ``subagent_type``;
+no name field): the worker name goes in the ``description``, which is how the parsers tell
+which subagent owns which shard. Several ``task`` calls in one message run at once.
+"""
+
+from __future__ import annotations
+
+from harness.fixtures import Fixture
+from harness.fixtures.task_text import WORDINGS, answer_kind, data_format_of, file_phrase
+
+#: The subagent every spawn asks for: opencode's built-in general-purpose one.
+SUBAGENT_TYPE = "general"
+
+OPENCODE_TASK = """\
+You coordinate a team of subagents. This repository holds {count} data shards in the folder
+shards/, and each shard has one question whose answer is {kind}. Answer every question
+by delegating: exactly one subagent per shard.
+
+Shards, questions and workers:
+{shard_lines}
+
+{data_format}
+
+Follow these steps exactly.
+
+1. Do not read the shards or answer the questions yourself. For each shard, start one
+   subagent with your task tool (subagent_type "{subagent_type}"), with its worker name as
+   the description (for example description "{first_worker}") and this prompt, with its
+   own file and question filled in:
+       Read the file shards/<file> and answer this question exactly, computing it from the
+       whole file: <question> Do not start subagents. End with one line of the form
+       ANSWER::<file>::<{value}>
+   You may start all {count} subagents at once (several task calls in one message).
+
+2. Wait until every subagent has reported. Never start two subagents for the same shard,
+   never use other descriptions, and start a replacement (same description, same prompt)
+   only if a subagent failed, at most once per shard.
+
+3. Answer only from the subagents' reports. Then write the file {artifact} in the
+   repository root with exactly one bullet line per shard, using the {file_phrase} and the
+   bare {value_answer}. For example, if the report for {first_file} said {example}:
+       - {first_file}: {example}
+   ({count} bullet lines, one for each shard, no other text on those lines.)
+
+4. Only after {artifact} is written, end your turn.
+"""
+
+
+def opencode_task(fixture: Fixture) -> str:
+    """The opencode prompt for ``fixture`` (its data paragraph taken from task.txt)."""
+    shards = fixture.manifest.shards
+    if not shards:
+        raise ValueError("a fixture needs at least one shard")
+    lines = "\n".join(f"- shards/{s.file}: {s.question} (worker: {s.worker})" for s in shards)
+    wording = WORDINGS[answer_kind([s.expected for s in shards])]
+    text = OPENCODE_TASK.format(
+        count=len(shards),
+        shard_lines=lines,
+        data_format=(data_format_of(fixture.task_text) or "").strip(),
+        subagent_type=SUBAGENT_TYPE,
+        first_worker=shards[0].worker,
+        first_file=shards[0].file,
+        artifact=fixture.manifest.artifact,
+        kind=wording.kind,
+        value=wording.value,
+        value_answer=wording.value_answer,
+        example=wording.example,
+        file_phrase=file_phrase([s.file for s in shards]).removesuffix(
+            " (without the shards/ folder)"
+        ),
+    )
+    return text.replace("\n\n\n", "\n\n")

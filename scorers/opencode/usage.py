@@ -1,0 +1,111 @@
+"""Usage per assistant message, as opencode stores it: final values, one row per model call.
+
+Each assistant message's ``tokens`` hold what the provider reported for that one call
+(checked equal to what the scripted server billed, call by call): ``input`` is the
+uncached input only, ``cache.read`` / ``cache.write`` the prompt-cache reads and writes,
+``output`` the *visible* output and ``reasoning`` the reasoning tokens (opencode 1.18.33
+stores ``output`` = the provider's output tokens minus reasoning, so the billed output is
+the two summed; Anthropic reports no reasoning, 0). Nothing is counted twice: each message
+is one row, and its ``step-finish`` part, which repeats the tokens, is never read. A call
+that failed leaves an assistant message with ``error`` and zero tokens (billed nothing).
+``cost`` is opencode's own price of the message: 0 for a model with no price configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from scorers.records import NO_TOKENS, TokenUsage, UsageTally
+
+
+def _count(value: object) -> int | None:
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def message_tokens(tokens: object) -> TokenUsage | None:
+    """The billed fields of one message's ``tokens``, or ``None`` when it is not one."""
+    if not isinstance(tokens, Mapping):
+        return None
+    cache = tokens.get("cache", {})
+    cache = cache if isinstance(cache, Mapping) else None
+    if cache is None:
+        return None
+    fields = (
+        _count(tokens.get("input")),
+        _count(tokens.get("output")),
+        _count(tokens.get("reasoning")),
+        _count(cache.get("read")),
+        _count(cache.get("write")),
+    )
+    if any(f is None for f in fields):
+        return None
+    uncached, visible, reasoning, read, write = (f or 0 for f in fields)
+    return TokenUsage(uncached, visible + reasoning, read, write, reasoning)
+
+
+def error_text(error: object) -> str | None:
+    """One line for a message's ``error`` (``APIError 401: scripted failure 401``), or
+    ``None`` when the message has none."""
+    if not error:
+        return None
+    if not isinstance(error, Mapping):
+        return str(error)
+    name = error.get("name")
+    data = error.get("data")
+    data = data if isinstance(data, Mapping) else {}
+    status = data.get("statusCode")
+    message = data.get("message")
+    head = name if isinstance(name, str) and name else "error"
+    if isinstance(status, int) and not isinstance(status, bool):
+        head += f" {status}"
+    return f"{head}: {message}" if isinstance(message, str) and message else head
+
+
+def is_assistant(data: Mapping[str, object]) -> bool:
+    return data.get("role") == "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """A session's assistant messages as a :class:`UsageTally`, plus the ones whose
+    ``tokens`` could not be read (counted as malformed, their tokens as zero)."""
+
+    tally: UsageTally
+    unreadable: int = 0
+
+
+def tally_messages(messages: Iterable[Mapping[str, object]]) -> Tally:
+    """Tally the assistant messages among ``messages`` (each a message's ``data``).
+
+    ``cost_usd`` is ``None`` when every message's cost is 0 or missing: opencode prices a
+    model it has no price for at 0, which says nothing.
+    """
+    count = failed = unreadable = 0
+    usage = NO_TOKENS
+    first_error: str | None = None
+    cost = 0.0
+    for data in messages:
+        if not is_assistant(data):
+            continue
+        count += 1
+        error = error_text(data.get("error"))
+        if error is not None:
+            failed += 1
+            first_error = first_error or error
+        tokens = message_tokens(data.get("tokens"))
+        if tokens is None:
+            unreadable += 1
+        else:
+            usage = usage + tokens
+        price = data.get("cost")
+        if isinstance(price, int | float) and not isinstance(price, bool) and price > 0:
+            cost += float(price)
+    return Tally(
+        UsageTally(count, failed, usage, first_error, exact=True, cost_usd=cost or None),
+        unreadable,
+    )
