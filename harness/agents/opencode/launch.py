@@ -4,9 +4,9 @@ opencode (1.18.33) keeps every piece of its state below ``HOME``, the four
 ``XDG_*_HOME`` dirs and ``TMPDIR`` (its record: ``$XDG_DATA_HOME/opencode/opencode.db`` and
 its ``-wal``), so each item gets its own of all six. Its configuration is one file named by
 ``OPENCODE_CONFIG``, written per item outside the repo: the model provider (opencode's
-bundled ``@ai-sdk/anthropic``, so nothing is installed at run time), every permission
-granted (headless ``run`` rejects whatever would ask), no sharing, no autoupdate, no git
-snapshots. The environment is built from nothing but these: none of the caller's variables
+bundled ``@ai-sdk/anthropic``, so nothing is installed at run time), every tool allowed
+inside the worktree and nothing outside it (headless ``run`` rejects whatever would ask;
+the config file, with the key, is outside), no sharing, no autoupdate, no git snapshots. The environment is built from nothing but these: none of the caller's variables
 or config files reach the client (PATH excepted, for ``git`` and ``rg``).
 """
 
@@ -117,7 +117,8 @@ def api_root(base_url: str | None) -> str:
 
 
 def opencode_config(provider: Provider) -> dict[str, Any]:
-    """The ``OPENCODE_CONFIG`` file: one provider, every permission granted, nothing shared."""
+    """The ``OPENCODE_CONFIG`` file: one provider, every tool allowed inside the worktree,
+    nothing shared."""
     return {
         "$schema": "https://opencode.ai/config.json",
         "provider": {
@@ -132,7 +133,9 @@ def opencode_config(provider: Provider) -> dict[str, Any]:
             }
         },
         "enabled_providers": [provider.name],
-        "permission": {"*": "allow"},
+        # Every tool allowed inside the worktree; nothing outside it (the config file itself,
+        # which holds the key, sits outside the repo).
+        "permission": {"*": "allow", "external_directory": "deny"},
         "autoupdate": False,
         "share": "disabled",
         # No git object store per worktree under $XDG_DATA_HOME/opencode/snapshot (and

@@ -82,7 +82,10 @@ def test_env_is_built_from_nothing_but_its_own(tmp_path: Path) -> None:
     }
     assert list(provider["models"]) == ["claude-x"]
     assert provider["models"]["claude-x"]["limit"]["context"] >= 200_000
-    assert doc["enabled_providers"] == ["anthropic"] and doc["permission"] == {"*": "allow"}
+    assert doc["enabled_providers"] == ["anthropic"] and doc["permission"] == {
+        "*": "allow",
+        "external_directory": "deny",  # the config (with the key) is outside the repo
+    }
     assert (doc["share"], doc["autoupdate"], doc["snapshot"]) == ("disabled", False, False)
 
 
