@@ -80,26 +80,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # ------------------------------------------------------------------ the real Claude Code
 
 
-@pytest.fixture(scope="session")
-def claude_code_bin() -> Path:
-    """``$CLAUDE_CODE_BIN``, else the pinned client installed the way users install it
-    (``agents install claude-code``: reused when present, else from the npm registry), else
-    a skip saying why there is none."""
-    from harness.agents.claude_code.install import client_path, default_dir, install
+def _pinned_client(variable: str, label: str, install_module: str) -> Path:
+    """``$<variable>``, else the pinned client installed the way users install it (``agents
+    install``: reused when present, else from the npm registry), else a skip saying why
+    there is none."""
+    import importlib
+
     from harness.errors import HarnessError
 
-    configured = os.environ.get("CLAUDE_CODE_BIN")
+    configured = os.environ.get(variable)
     if configured:
         if not os.access(configured, os.X_OK):
-            pytest.skip(f"CLAUDE_CODE_BIN={configured} is not executable")
+            pytest.skip(f"{variable}={configured} is not executable")
         return Path(configured)
-    cached = client_path(default_dir())
+    installer = importlib.import_module(install_module)
+    cached = installer.client_path(installer.default_dir())
     if not os.access(cached, os.X_OK) and shutil.which("npm") is None:
-        pytest.skip(f"no Claude Code: CLAUDE_CODE_BIN unset, {cached} absent, no npm")
+        pytest.skip(f"no {label}: {variable} unset, {cached} absent, no npm")
     try:
-        return install()
+        return Path(installer.install())
     except HarnessError as exc:
-        pytest.skip(f"installing Claude Code failed: {exc}")
+        pytest.skip(f"installing {label} failed: {exc}")
+
+
+@pytest.fixture(scope="session")
+def claude_code_bin() -> Path:
+    """The real Claude Code client (see :func:`_pinned_client`)."""
+    return _pinned_client("CLAUDE_CODE_BIN", "Claude Code", "harness.agents.claude_code.install")
 
 
 # ------------------------------------------------------------------ the real opencode
@@ -107,21 +114,5 @@ def claude_code_bin() -> Path:
 
 @pytest.fixture(scope="session")
 def opencode_bin() -> Path:
-    """``$OPENCODE_BIN``, else the pinned client installed the way users install it
-    (``agents install opencode``: reused when present, else from the npm registry, with its
-    ripgrep from PyPI), else a skip saying why there is none."""
-    from harness.agents.opencode.install import client_path, default_dir, install
-    from harness.errors import HarnessError
-
-    configured = os.environ.get("OPENCODE_BIN")
-    if configured:
-        if not os.access(configured, os.X_OK):
-            pytest.skip(f"OPENCODE_BIN={configured} is not executable")
-        return Path(configured)
-    cached = client_path(default_dir())
-    if not os.access(cached, os.X_OK) and shutil.which("npm") is None:
-        pytest.skip(f"no opencode: OPENCODE_BIN unset, {cached} absent, no npm")
-    try:
-        return install()
-    except HarnessError as exc:
-        pytest.skip(f"installing opencode failed: {exc}")
+    """The real opencode client, with its ripgrep (see :func:`_pinned_client`)."""
+    return _pinned_client("OPENCODE_BIN", "opencode", "harness.agents.opencode.install")

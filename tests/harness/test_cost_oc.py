@@ -9,15 +9,13 @@ The array path is checked against the scalar API (``cost_ratio``, ``suite_cost_r
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from benchkit import load_benchmark
 
 from harness.model.comparison import COST_VERDICTS
 from harness.stats.cost import COSTLIER, cost_ratio, per_resolved, suite_cost_ratio
@@ -29,19 +27,7 @@ REPS = 4_000
 ALPHA = 0.05
 
 
-def _load_benchmark() -> ModuleType:
-    name = "bench_cost_oc"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_benchmark()
+bench = load_benchmark("bench_cost_oc")
 
 #: Power ("costlier" at +50%) measured by the benchmark at 20,000 replicates per cell:
 #: (fixtures, CV) -> by trials 3, 5, 10, 20.

@@ -9,15 +9,13 @@ programme) and must agree with it within 4 Monte Carlo standard errors.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from benchkit import load_benchmark
 
 from harness.stats import sequential as sq
 
@@ -31,19 +29,7 @@ RUNS = 10_000
 SEED = 20240611
 
 
-def _load_benchmark() -> ModuleType:
-    name = "bench_sequential"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_benchmark()
+bench = load_benchmark("bench_sequential")
 
 
 def _within(simulated: float, exact: float, se: float, what: str) -> None:

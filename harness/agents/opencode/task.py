@@ -8,7 +8,7 @@ which subagent owns which shard. Several ``task`` calls in one message run at on
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import WORDINGS, answer_kind, data_format_of, file_phrase
+from harness.fixtures.task_text import agent_prompt
 
 #: The subagent every spawn asks for: opencode's built-in general-purpose one.
 SUBAGENT_TYPE = "general"
@@ -50,25 +50,6 @@ Follow these steps exactly.
 
 def opencode_task(fixture: Fixture) -> str:
     """The opencode prompt for ``fixture`` (its data paragraph taken from task.txt)."""
-    shards = fixture.manifest.shards
-    if not shards:
-        raise ValueError("a fixture needs at least one shard")
-    lines = "\n".join(f"- shards/{s.file}: {s.question} (worker: {s.worker})" for s in shards)
-    wording = WORDINGS[answer_kind([s.expected for s in shards])]
-    text = OPENCODE_TASK.format(
-        count=len(shards),
-        shard_lines=lines,
-        data_format=(data_format_of(fixture.task_text) or "").strip(),
-        subagent_type=SUBAGENT_TYPE,
-        first_worker=shards[0].worker,
-        first_file=shards[0].file,
-        artifact=fixture.manifest.artifact,
-        kind=wording.kind,
-        value=wording.value,
-        value_answer=wording.value_answer,
-        example=wording.example,
-        file_phrase=file_phrase([s.file for s in shards]).removesuffix(
-            " (without the shards/ folder)"
-        ),
+    return agent_prompt(
+        OPENCODE_TASK, fixture.manifest, fixture.task_text, subagent_type=SUBAGENT_TYPE
     )
-    return text.replace("\n\n\n", "\n\n")
