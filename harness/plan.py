@@ -1,5 +1,5 @@
-"""What a run is: its configuration, its work items (fixtures x models x trials) and the
-identity hash ``--resume`` checks."""
+"""What a run is: its configuration, its work items (fixtures x agents x models x trials)
+and the identity hash ``--resume`` checks."""
 
 from __future__ import annotations
 
@@ -32,15 +32,20 @@ MAX_CONCURRENCY = 64
 
 @dataclass(frozen=True)
 class WorkItem:
-    """One unit of work: a fixture, a model (condition) and a trial number (1-based)."""
+    """One unit of work: a fixture, the agent that runs it, a model and a trial number
+    (1-based). The key is ``fixture:model:trial``; in a run of several agents
+    (``agent_in_key``) ``fixture:agent:model:trial``."""
 
     fixture: Fixture
+    agent: AgentAdapter
     model: str
     trial: int
+    agent_in_key: bool = False
 
     @property
     def key(self) -> str:
-        return f"{self.fixture.manifest.name}:{self.model}:{self.trial}"
+        agent = f"{self.agent.label()}:" if self.agent_in_key else ""
+        return f"{self.fixture.manifest.name}:{agent}{self.model}:{self.trial}"
 
     @property
     def dir_name(self) -> str:
@@ -83,7 +88,9 @@ class RunConfig:
 
     fixtures: tuple[str, ...]
     models: tuple[str, ...]
-    agent: AgentAdapter
+    #: The agents compared, in ``--agent`` order (the first is the reference the others
+    #: are compared with).
+    agents: tuple[AgentAdapter, ...]
     trials: int = 1
     concurrency: int = 1
     provider_caps: tuple[tuple[str, int], ...] = ()
@@ -125,12 +132,14 @@ class RunConfig:
             raise UsageError("--timeout must be positive")
         if not self.fixtures:
             raise UsageError("no fixture given: use --fixture NAME|PATH (or --fixture all)")
-        if not self.models and not self.agent.default_models():
-            raise UsageError(
-                "--model is required with a real agent (e.g. anthropic/claude-sonnet-4-5)"
-            )
-        for model in self.models:
-            self.agent.check_model(model)
+        if not self.agents:
+            raise UsageError("no agent given: use --agent NAME")
+        labels = [a.label() for a in self.agents]
+        if len(set(labels)) != len(labels):
+            raise UsageError(f"--agent given twice with the same value: {', '.join(labels)}")
+        for agent, models in agent_models(self):
+            for model in models:
+                agent.check_model(model)
         parts = fail_on_parts(self.fail_on)
         unknown = sorted(set(parts) - set(FAIL_ON))
         if unknown or not parts or ("none" in parts and len(parts) > 1):
@@ -164,11 +173,45 @@ class RunConfig:
                 raise UsageError("--rerun-failed re-runs fixed items: it cannot use --trials auto")
 
 
-def effective_models(config: RunConfig) -> tuple[str, ...]:
-    models = config.models or config.agent.default_models()
-    if len(set(models)) != len(models):
+def agent_models(config: RunConfig) -> tuple[tuple[AgentAdapter, tuple[str, ...]], ...]:
+    """Each agent with the models it runs. One agent runs every ``--model`` (or its own
+    default models). Among several, a simulated agent runs the ``sim/`` models given (else
+    its default ones) and a real agent every other model: the sim calls no model, so it
+    never carries a real model's name."""
+    if len(set(config.models)) != len(config.models):
         raise UsageError("--model given twice with the same value")
-    return models
+    if len(config.agents) == 1:
+        agent = config.agents[0]
+        models = config.models or agent.default_models()
+        if not models:
+            raise UsageError(
+                "--model is required with a real agent (e.g. anthropic/claude-sonnet-4-5)"
+            )
+        return ((agent, models),)
+    out = []
+    for agent in config.agents:
+        sim = agent.simulated
+        mine = tuple(m for m in config.models if m.startswith(SIM_MODEL_PREFIX) == sim)
+        models = mine or agent.default_models()
+        if not models:
+            raise UsageError(
+                f"--agent {agent.label()}: no model for it: give a --model for the real "
+                "agents (e.g. anthropic/claude-sonnet-4-5); sim/ models go to the simulated one"
+            )
+        out.append((agent, models))
+    return tuple(out)
+
+
+#: The simulated agent's models (its behaviours): ``sim/honest``, ``sim/flaky=0.5``.
+SIM_MODEL_PREFIX = "sim/"
+
+
+def effective_models(config: RunConfig) -> tuple[str, ...]:
+    """Every model of the run, each once, in the order the agents run them."""
+    models: dict[str, None] = {}
+    for _agent, mine in agent_models(config):
+        models.update(dict.fromkeys(mine))
+    return tuple(models)
 
 
 def load_fixtures(config: RunConfig) -> list[Fixture]:
@@ -192,9 +235,20 @@ def load_fixtures(config: RunConfig) -> list[Fixture]:
     return unique
 
 
-def build_plan(fixtures: Sequence[Fixture], models: Sequence[str], trials: int) -> list[WorkItem]:
-    """Every fixture x model x trial, keyed ``fixture:model:trial``; keys asserted unique."""
-    plan = [WorkItem(fx, m, t) for fx in fixtures for m in models for t in range(1, trials + 1)]
+def build_plan(
+    fixtures: Sequence[Fixture],
+    conditions: Sequence[tuple[AgentAdapter, Sequence[str]]],
+    trials: int,
+) -> list[WorkItem]:
+    """Every fixture x (agent, model) x trial; keys (:attr:`WorkItem.key`) asserted unique."""
+    several = len(conditions) > 1
+    plan = [
+        WorkItem(fx, agent, m, t, several)
+        for fx in fixtures
+        for agent, models in conditions
+        for m in models
+        for t in range(1, trials + 1)
+    ]
     keys = [w.key for w in plan]
     if len(set(keys)) != len(keys):
         raise UsageError("work item keys are not unique")
@@ -211,10 +265,14 @@ def plan_identity(config: RunConfig, fixtures: Sequence[Fixture]) -> dict[str, o
         "harness_version": __version__,
         "fixtures": {fx.manifest.name: fx.content_hash() for fx in fixtures},
         "models": list(effective_models(config)),
-        "agent": config.agent.label(),
-        "seed": config.agent.seed,
+        "seed": config.agents[0].seed,
         "timeout_s": config.timeout_s,
     }
+    labels = [a.label() for a in config.agents]
+    if len(labels) == 1:
+        identity["agent"] = labels[0]
+    else:
+        identity["agents"] = labels
     if config.only_keys:
         identity["only_keys"] = sorted(config.only_keys)
     if config.sequential is not None:

@@ -187,7 +187,7 @@ def run_selftest(
         config = RunConfig(
             fixtures=tuple(fixtures),
             models=tuple(by_model),
-            agent=agent,
+            agents=(agent,),
             concurrency=concurrency,
             timeout_s=timeout_s,
             runs_dir=runs_dir,

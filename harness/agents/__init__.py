@@ -7,7 +7,7 @@ so the CLI starts fast and an agent's dependencies load only for its runs.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +88,52 @@ def parse_agent(spec: str, binary: str | None = None, seed: int = 0) -> AgentAda
     return adapter_class(name)(options, binary, seed)
 
 
+def parse_agents(
+    specs: Sequence[str], binaries: Sequence[str] = (), seed: int = 0
+) -> tuple[AgentAdapter, ...]:
+    """The adapters for repeated ``--agent NAME[:OPTIONS]`` (none: the default agent), each
+    with its ``--agent-bin``: ``NAME=PATH`` (NAME an agent's name or its whole ``--agent``
+    value) gives that agent's binary; a bare PATH is accepted with one agent only."""
+    specs = tuple(specs) or (DEFAULT_AGENT,)
+    chosen: dict[str, str] = {}
+    for value in binaries:
+        found = _binary_owner(value, specs)
+        if found is not None:
+            owner, path = found[0], value[len(found[1]) + 1 :]
+        elif len(specs) == 1:
+            owner, path = specs[0], value
+        else:
+            raise UsageError(
+                f"--agent-bin {value}: with several agents, name the one it is for "
+                f"(--agent-bin AGENT=PATH, AGENT one of {', '.join(specs)})"
+            )
+        if owner in chosen:
+            raise UsageError(f"--agent-bin: two binaries for --agent {owner}")
+        chosen[owner] = path
+    return tuple(parse_agent(spec, chosen.get(spec), seed) for spec in specs)
+
+
+def _binary_owner(value: str, specs: Sequence[str]) -> tuple[str, str] | None:
+    """The ``--agent`` value an ``--agent-bin NAME=PATH`` is for, and the NAME it used (the
+    longest that matches: ``sim:a=1`` before ``sim``); None for a bare path."""
+    matches = [
+        (spec, name)
+        for spec in specs
+        for name in {spec, spec.partition(":")[0]}
+        if value.startswith(f"{name}=")
+    ]
+    if not matches:
+        return None
+    best = max(len(name) for _, name in matches)
+    owners = {spec for spec, name in matches if len(name) == best}
+    if len(owners) > 1:
+        raise UsageError(
+            f"--agent-bin {value}: more than one agent is named so ({', '.join(sorted(owners))}); "
+            "use the whole --agent value"
+        )
+    return next((spec, name) for spec, name in matches if len(name) == best)
+
+
 def adapter_for_meta(meta: Mapping[str, Any]) -> AgentAdapter:
     """The adapter that wrote an item directory (its ``item.json``), for re-scoring."""
     kind = meta.get("agent_kind") or LEGACY_AGENT_KIND
@@ -102,4 +148,5 @@ __all__ = [
     "adapter_for_meta",
     "agents_help",
     "parse_agent",
+    "parse_agents",
 ]

@@ -17,34 +17,50 @@ from harness.cli.params import (
     runs_dir_option,
     threshold_option,
 )
-from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED
+from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED, UsageError
 
 
 @click.command("compare")
 @click.argument("baseline", type=RunDirType(exists=True, path_type=Path))
-@click.argument("candidate", type=RunDirType(exists=True, path_type=Path))
+@click.argument("candidate", type=RunDirType(exists=True, path_type=Path), required=False)
 @threshold_option
 @cost_threshold_option
 @option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
 @fail_on_option("none", ("none", "regression", "cost"))
+@option(
+    "--reference",
+    default=None,
+    metavar="AGENT",
+    help="With one run of several agents: the agent the others are compared with (default: "
+    "its first --agent).",
+)
 @runs_dir_option
 @translate_errors
 def compare_cmd(
     baseline: Path | str,
-    candidate: Path | str,
+    candidate: Path | str | None,
     threshold: float,
     cost_threshold: float,
     as_json: bool,
     fail_on: str,
+    reference: str | None,
     runs_dir: Path,
 ) -> None:
-    """Compare CANDIDATE against BASELINE (run dirs, report.json files, or 'latest')."""
+    """Compare CANDIDATE against BASELINE (run dirs, report.json files, or 'latest'); with
+    one run of several agents (run --agent A --agent B), its agents side by side."""
     from harness.model.comparison import BaselineRun, fail_on_parts
     from harness.model.report import load_report
     from harness.report.markdown import comparison_markdown
     from harness.runs.catalog import resolve_run
     from harness.stats.compare import compare
 
+    if candidate is None:
+        _compare_agents(
+            resolve_run(baseline, runs_dir), reference, threshold, cost_threshold, as_json
+        )
+        return
+    if reference is not None:
+        raise UsageError("--reference picks an agent of one run: give one run, not two")
     baseline, candidate = resolve_run(baseline, runs_dir), resolve_run(candidate, runs_dir)
     base, cand = load_report(baseline), load_report(candidate)
     run = BaselineRun(base.run_id, base.options.agent, base.options.models, base.created_at)
@@ -57,4 +73,28 @@ def compare_cmd(
     if reasons:
         click.echo("gate fails: " + "; ".join(reasons), err=True)
         sys.exit(EXIT_UNRESOLVED)
+    sys.exit(EXIT_RESOLVED)
+
+
+def _compare_agents(
+    run: Path, reference: str | None, threshold: float, cost_threshold: float, as_json: bool
+) -> None:
+    """One run's agents side by side (the report's ``agents``, recomputed with these
+    thresholds and reference)."""
+    from harness.model.report import load_report
+    from harness.report.markdown import agents_markdown
+    from harness.stats.agents import agents_comparison
+
+    report = load_report(run)
+    order = [a.agent for a in report.options.agents]
+    result = agents_comparison(report.items, order, reference, threshold, cost_threshold)
+    if result is None:
+        raise UsageError(
+            f"{run}: a run of one agent ({report.options.agent}): give a baseline and a "
+            "candidate run, or a run of several agents (run --agent A --agent B)"
+        )
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        click.echo("\n".join(agents_markdown(result)).strip())
     sys.exit(EXIT_RESOLVED)

@@ -75,14 +75,20 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 )
 @option(
     "--agent",
-    default=DEFAULT_AGENT,
+    "agents",
+    multiple=True,
+    default=(DEFAULT_AGENT,),
     metavar="NAME[:OPTIONS]",
-    help=f"Agent to run. {agents_help()}.",
+    help=f"Agent to run; repeat to compare agents on the same fixtures and models in one "
+    f"report (the first is the reference). Default {DEFAULT_AGENT}. {agents_help()}.",
 )
 @option(
     "--agent-bin",
-    default=None,
-    help="Path or name of the agent's binary (default: the agent's own, e.g. prime-agent).",
+    "agent_bins",
+    multiple=True,
+    metavar="[AGENT=]PATH",
+    help="Path or name of the agent's binary (default: the agent's own, e.g. prime-agent); "
+    "with several --agent, AGENT=PATH for each.",
 )
 @option("--timeout", default=1800.0, type=float, help="Seconds before one agent run is stopped.")
 @runs_dir_option
@@ -221,7 +227,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
     # Imported here so that `--help` and the other commands start fast.
-    from harness.agents import parse_agent
+    from harness.agents import parse_agents
     from harness.fixtures.lookup import fixture_roots
     from harness.plan import ExecutorSettings, RunConfig, SequentialSettings
     from harness.report.console import summary_text
@@ -262,7 +268,7 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         fixtures_roots=fixture_roots(options["fixtures_dir"]),
         fixtures=tuple(options["fixtures"]),
         models=tuple(options["models"]),
-        agent=parse_agent(options["agent"], options["agent_bin"], options["seed"]),
+        agents=parse_agents(options["agents"], options["agent_bins"], options["seed"]),
         trials=options["max_trials"] if sequential is not None else options["trials"],
         sequential=sequential,
         concurrency=options["concurrency"],
@@ -315,7 +321,6 @@ _STORED = {
     "threshold": "threshold",
     "fail_on": "fail_on",
     "timeout_s": "timeout",
-    "agent_bin": "agent_bin",
     "cost_threshold": "cost_threshold",
     "prices_file": "prices",
     "max_cost_usd": "max_cost",
@@ -336,9 +341,12 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: RunOp
         options["fixtures"] = stored.fixture_paths or stored.fixtures
     if unset("models"):
         options["models"] = stored.models
-    if unset("agent"):
-        kind, extra = stored.agent_kind, stored.agent_options
-        options["agent"] = f"{kind}:{extra}" if extra else kind
+    if unset("agents"):
+        options["agents"] = tuple(a.agent for a in stored.agents)
+        if unset("agent_bins"):
+            options["agent_bins"] = tuple(
+                f"{a.agent}={a.binary}" for a in stored.agents if a.binary is not None
+            )
     if unset("provider_caps") and stored.provider_caps:
         options["provider_caps"] = tuple(f"{k}={v}" for k, v in stored.provider_caps.items())
     if unset("baseline") and stored.baseline:

@@ -225,8 +225,9 @@ class RayExecutor(Executor):
             self._ray = None
             self._stdout.__exit__(None, None, None)
 
-    def resource(self, opts: ItemOptions) -> str:
-        return self.settings.ray_resource or opts.agent.name
+    def resource(self, work: WorkItem) -> str:
+        """The custom resource a node must offer to run ``work`` (default: its agent's name)."""
+        return self.settings.ray_resource or work.agent.name
 
     def _fixture_ref(self, work: WorkItem) -> Any:
         """The fixture's files, put in the object store once per run."""
@@ -246,7 +247,7 @@ class RayExecutor(Executor):
         slot: Slot,
     ) -> ItemResult:
         ray = self._ray
-        resource = self.resource(opts)
+        resource = self.resource(work)
         # Each node builds the item's repo afresh: the head's template cache is local.
         remote_opts = dataclasses.replace(opts, templates=None)
         slot.acquire()  # NotStarted if the run stops first: nothing was submitted

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness import __version__
-from harness.agents.base import AgentAdapter, ItemSpec
+from harness.agents.base import ItemSpec
 from harness.agents.env import secret_values
 from harness.errors import HarnessError, NotStarted
 from harness.files import write_json_atomic
@@ -47,7 +47,8 @@ class Slot(Protocol):
 
 @dataclass(frozen=True)
 class ItemOptions:
-    agent: AgentAdapter
+    """What every item of a run shares (the agent is the item's own: :class:`WorkItem`)."""
+
     timeout_s: float
     keep_workdir: bool = False
     #: Prefix of every item's process token (the run id), so a run's processes are findable.
@@ -77,7 +78,8 @@ def run_item(
     waiting for the slot raises ``NotStarted`` and leaves nothing behind.
     """
     item_dir.mkdir(parents=True, exist_ok=True)
-    root = make_workdir(opts.agent.longest_socket)
+    agent = work.agent
+    root = make_workdir(agent.longest_socket)
     if not opts.keep_workdir:  # a kept workdir is the user's; a cleaner must never take it
         stamp_dir(root, opts.token_prefix.partition("@")[0])
     token = f"{opts.token_prefix}-{uuid.uuid4().hex}"
@@ -91,16 +93,15 @@ def run_item(
         "fixture_hash": work.fixture.content_hash(),
         "model": work.model,
         "trial": work.trial,
-        "agent": opts.agent.label(),
-        "agent_kind": opts.agent.name,
-        "agent_options": opts.agent.options,
+        "agent": agent.label(),
+        "agent_kind": agent.name,
+        "agent_options": agent.options,
         "process_token": token,
         "timeout_s": opts.timeout_s,
     }
     proc: ProcessResult | None = None
     start_error: str | None = None
     swept = False
-    agent = opts.agent
     try:
         paths = build_item_paths(root, work.fixture.path, opts.templates)
         env, set_names = base_env({**os.environ, **dict(opts.extra_env)}, paths, token)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.agents import adapter_for_meta
+from harness.agents import LEGACY_AGENT_KIND, adapter_for_meta
 from harness.errors import BundleError, HarnessError
 from harness.files import open_regular
 from harness.model.item import ItemCost, ItemResult, RunFacts
@@ -89,6 +89,7 @@ def make_result(
         score=score,
         facts=facts,
         cost=cost,
+        agent=work.agent.label(),
     )
 
 
@@ -196,4 +197,5 @@ def rescore_item(
         score=score,
         facts=facts_from_meta(meta, score, item_dir),
         cost=price(score, model, prices),
+        agent=str(meta.get("agent") or meta.get("agent_kind") or LEGACY_AGENT_KIND),
     )

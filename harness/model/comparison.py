@@ -13,7 +13,8 @@ from harness.model.summary import DiffSummary
 #: 2: criteria keyed by their one name (report schema 4).
 #: 3: ``cost``: the candidate/baseline ratio of mean cost per item, with its verdict;
 #: ``sequential``: the anytime-valid verdict of a ``--trials auto`` run.
-COMPARISON_SCHEMA_VERSION = 3
+#: 4: cells (fixtures, missing ones, cost ratios) carry ``agent`` (report schema 7).
+COMPARISON_SCHEMA_VERSION = 4
 
 Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
 
@@ -49,9 +50,14 @@ class RateDiff(Record):
     ci: Interval | None
 
 
+#: In a comparison's records, ``agent`` is the agent label both runs' cells share, or ""
+#: when each run has one agent and those are what is compared (paired whatever their names).
+
+
 @dataclass(frozen=True)
 class FixtureComparison(Record):
     fixture: str
+    agent: str
     model: str
     baseline_n: int
     candidate_n: int
@@ -101,14 +107,20 @@ class OverallComparison(Record):
 
 @dataclass(frozen=True)
 class Missing(Record):
-    """A fixture x model that only the other run scored, and why."""
+    """A fixture x agent x model that only the other run scored, and why."""
 
     fixture: str
+    agent: str
     model: str
     reason: str
 
     def label(self) -> str:
-        return f"{self.fixture}:{self.model} ({self.reason})"
+        return f"{cell_label(self.fixture, self.agent, self.model)} ({self.reason})"
+
+
+def cell_label(fixture: str, agent: str, model: str) -> str:
+    """``fixture:model``, or ``fixture:agent:model`` where the agent is a dimension."""
+    return ":".join(part for part in (fixture, agent, model) if part)
 
 
 @dataclass(frozen=True)
@@ -133,10 +145,11 @@ class BaselineRun(Record):
 class CostRatio(Record):
     """Candidate/baseline ratio of mean cost per item for one fixture x model (``fixture``
     and ``model`` as in the rate comparison), or over the suite (``fixture`` ``*``: the
-    equal-weight geometric mean of the fixtures' ratios). ``se_log`` is the standard error
+    equal-weight geometric mean of the fixtures' ratios; ``agent`` and ``model`` ``*`` too). ``se_log`` is the standard error
     of ``log(ratio)``; ``reason`` says why the ratio or interval is None."""
 
     fixture: str
+    agent: str
     model: str
     n_base: int
     n_cand: int

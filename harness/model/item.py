@@ -62,6 +62,8 @@ class ItemResult(Record):
     facts: RunFacts
     #: What the item cost (None: not priced, e.g. a report written before prices).
     cost: ItemCost | None = None
+    #: The agent that ran it, as the report names agents (``sim``, ``sim:flaky=0.5``).
+    agent: str = ""
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).
     JSON_EXTRA: ClassVar[dict[str, Any]] = {"status": {"enum": list(get_args(ItemStatus))}}
@@ -104,6 +106,7 @@ class ItemResult(Record):
         return {
             "key": self.key,
             "fixture": self.fixture,
+            "agent": self.agent,
             "model": self.model,
             "trial": self.trial,
             "status": self.status,
@@ -138,6 +141,7 @@ class ItemResult(Record):
             score,
             facts,
             cost,
+            identity.agent,
         )
         if "status" in data and data["status"] != result.status:
             raise ValueError(f"{where}.status: {data['status']!r}, but the item is {result.status}")
@@ -148,6 +152,7 @@ class ItemResult(Record):
 class _Identity(Record):
     key: str
     fixture: str
+    agent: str
     model: str
     trial: int
     item_dir: str

@@ -1,4 +1,9 @@
-"""Reading reports of earlier schema versions (2 to 5) as the current one (6).
+"""Reading reports of earlier schema versions (2 to 6) as the current one (7).
+
+Version 6 differs from 7 in lacking the agent dimension: every run had one agent, so its
+items, summaries and overall rates take the run's agent label, its options list that one
+agent in ``agents``, its comparison cells the agent "" (the runs' only agents compared),
+and there is no ``agents`` section.
 
 Version 5 differs from 6 in what it lacks: items without ``cost``, summaries without cost
 per resolved item, comparisons (version 2) without ``cost``, no ``budget``; read as they
@@ -237,14 +242,70 @@ def upgrade_v5(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def upgrade_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Run options of version 6 or earlier (a report's, or a run.json's) with ``agents``:
+    their one agent."""
+    if "agents" in options:
+        return dict(options)
+    kind = options.get("agent_kind") or ""  # "" in reports older than the adapter seam
+    extra = options.get("agent_options") or ""
+    agent = {
+        "agent": options.get("agent") or (f"{kind}:{extra}" if extra else kind),
+        "kind": kind,
+        "options": extra,
+        "binary": options.get("agent_bin"),
+        "version": options.get("agent_version"),
+        "models": list(options.get("models") or []),
+    }
+    return {**options, "agents": [agent]}
+
+
+def upgrade_v6(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 6 report as version 7: one agent, named everywhere (module docstring)."""
+    options = upgrade_options(data.get("options") or {})
+    agent = options["agents"][0]["agent"]
+    comparison = data.get("comparison")
+    if comparison is not None:
+        cost = comparison.get("cost")
+        if cost is not None:
+            cost = {
+                **cost,
+                "fixtures": [{**r, "agent": ""} for r in cost.get("fixtures") or []],
+                "overall": {**cost["overall"], "agent": "*"},
+            }
+        comparison = {
+            **comparison,
+            "fixtures": [{**f, "agent": ""} for f in comparison.get("fixtures") or []],
+            "missing_in_candidate": [
+                {**m, "agent": ""} for m in comparison.get("missing_in_candidate") or []
+            ],
+            "missing_in_baseline": [
+                {**m, "agent": ""} for m in comparison.get("missing_in_baseline") or []
+            ],
+            "cost": cost,
+            "schema_version": COMPARISON_SCHEMA_VERSION,
+        }
+    return {
+        **data,
+        "items": [{**i, "agent": agent} for i in data.get("items") or []],
+        "summary": [{**s, "agent": agent} for s in data.get("summary") or []],
+        "overall": [{**o, "agent": agent} for o in data.get("overall") or []],
+        "options": options,
+        "comparison": comparison,
+        "agents": None,
+    }
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2 to 5 report in the current shape (see the module docstring)."""
+    """A version 2 to 6 report in the current shape (see the module docstring)."""
     version = data.get("schema_version")
+    if version == 6:
+        return upgrade_v6(data)
     if version == 5:
-        return upgrade_v5(data)
+        return upgrade_v6(upgrade_v5(data))
     if version == 4:
-        return upgrade_v5(upgrade_v4(data))
-    return upgrade_v5(_upgrade_v2_v3(data))
+        return upgrade_v6(upgrade_v5(upgrade_v4(data)))
+    return upgrade_v6(upgrade_v5(_upgrade_v2_v3(data)))
 
 
 def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:

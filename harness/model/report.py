@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Self
 
 from harness import __version__
 from harness.errors import BundleError
+from harness.model.agents import AgentsComparison
 from harness.model.comparison import DEFAULT_COST_THRESHOLD, Comparison
 from harness.model.item import ItemResult
 from harness.model.record import Record
@@ -28,24 +29,43 @@ from scorers.criteria import criterion_names
 #: ``usage`` (four billed fields, parent/children, per model, complete or a lower bound)
 #: and ``efficiency``. 6: items carry ``cost`` (USD, from the price library or the user's
 #: prices), summaries cost and tokens per resolved item, the comparison ``cost``, the run
-#: its ``budget``.
-REPORT_SCHEMA_VERSION = 6
+#: its ``budget``. 7: the agent is a dimension: items, summaries, overall rates and
+#: comparison cells carry ``agent``, options list the run's ``agents``, and a run of
+#: several agents has ``agents``, its agents side by side.
+REPORT_SCHEMA_VERSION = 7
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5, 6)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 
 
 @dataclass(frozen=True)
+class RunAgent(Record):
+    """One agent of a run as recorded: its label (how items and summaries name it), its
+    kind and options (``--agent KIND:OPTIONS``), binary, what the binary said to
+    ``--version`` (None: a stand-in, or not recorded) and the models it ran."""
+
+    agent: str
+    kind: str
+    options: str
+    binary: str | None
+    version: str | None
+    models: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RunOptions(Record):
-    """The options a run was started with, as recorded (``--resume`` reads them back)."""
+    """The options a run was started with, as recorded (``--resume`` reads them back).
+
+    ``agents`` are the run's agents in ``--agent`` order (the first is the reference the
+    others are compared with); ``agent`` names them all (labels joined by ``, ``), and
+    ``agent_kind``/``agent_options``/``agent_bin``/``agent_version`` are the first's."""
 
     fixtures: tuple[str, ...]
     fixture_paths: tuple[str, ...]
     agent_kind: str
     agent_options: str
     agent_bin: str | None
-    #: What the agent's binary said to ``--version`` (None: a stand-in, or not recorded).
     agent_version: str | None
     models: tuple[str, ...]
     agent: str
@@ -71,6 +91,7 @@ class RunOptions(Record):
     #: ``--trials auto``: ``{min_trials, max_trials, precision}`` (None: fixed trials, and
     #: ``trials`` is their number; with auto, ``trials`` is the cap).
     sequential: SequentialOptions | None = None
+    agents: tuple[RunAgent, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +140,8 @@ class RunReport(Record):
     notes: tuple[str, ...] = ()
     #: The budget (None: the run had none).
     budget: Budget | None = None
+    #: The run's agents side by side (None: a run of one agent).
+    agents: AgentsComparison | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).

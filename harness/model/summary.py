@@ -1,4 +1,5 @@
-"""Aggregates of a run: per fixture x model, and per model over the fixed suite.
+"""Aggregates of a run: per fixture x agent x model, and per agent x model over the fixed
+suite.
 
 The statistics (:mod:`harness.stats`) build these records; report.json holds their
 ``to_dict`` form and ``from_dict`` reads it back. Criteria keys come from the scorer's
@@ -115,9 +116,11 @@ class SequentialCell(Record):
 
 @dataclass(frozen=True)
 class FixtureSummary(Record):
-    """One fixture x model of a run: errored items are counted and kept out of every rate."""
+    """One fixture x agent x model of a run: errored items are counted and kept out of every
+    rate."""
 
     fixture: str
+    agent: str
     model: str
     n: int
     errors: int
@@ -157,8 +160,9 @@ class FixturesAsSample(Record):
 
 @dataclass(frozen=True)
 class ModelOverall(Record):
-    """One model over the fixed suite: the equal-weight mean of its fixtures' rates."""
+    """One agent x model over the fixed suite: the equal-weight mean of its fixtures' rates."""
 
+    agent: str
     model: str
     strata: int
     n: int

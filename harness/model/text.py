@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.model.agents import AgentsComparison, AgentStanding, AgentVersus
 from harness.model.comparison import Comparison, CostComparison
 from harness.model.item import ItemResult
 
@@ -115,6 +116,67 @@ def format_when(stamp: str) -> str:
     if when.tzinfo is not None:
         when = when.astimezone(dt.UTC)
     return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def several_agents(report: RunReport) -> bool:
+    """Whether the run compared agents (``--agent`` given more than once): then every
+    fixture x model row names its agent."""
+    return len(report.options.agents) > 1
+
+
+def condition_label(agent: str, model: str, with_agent: bool = True) -> str:
+    """What one condition of a run is called: ``model``, or ``agent · model`` where the
+    agent is a dimension (``with_agent``, and the agent known)."""
+    return f"{agent} · {model}" if with_agent and agent else model
+
+
+def standing_line(s: AgentStanding) -> str:
+    """One agent x model over the run: ``agent-a · anthropic/x: 83.3% resolved, 95% CI
+    [..], $0.46 per item, $0.55 per resolved item, 307,338 tokens per resolved item``."""
+    if s.mean_cost_usd is not None:
+        cost = f"{format_usd(s.mean_cost_usd)} per item, " + (
+            f"{format_usd(s.cost_per_resolved_usd)} per resolved item"
+            if s.cost_per_resolved_usd is not None
+            else "no resolved item"
+        )
+    else:
+        cost = f"{format_amount(s.mean_tokens, 'tokens')} per item"
+    if s.tokens_per_resolved is not None:
+        cost += f", {format_amount(s.tokens_per_resolved, 'tokens')} per resolved item"
+    return (
+        f"{condition_label(s.agent, s.model)}: {format_pct(s.rate)} resolved, 95% CI "
+        f"{format_ci(s.ci)} ({s.resolved}/{s.n} over {plural(s.fixtures, 'fixture')}"
+        + (f", {plural(s.errors, 'error')}" if s.errors else "")
+        + f"), {cost}"
+    )
+
+
+#: A rate verdict as said of one agent against another (the same test as a candidate run's
+#: against its baseline).
+VERSUS_WORDS = {"improved": "better", "regressed": "worse"}
+
+
+def versus_line(v: AgentVersus) -> str:
+    """``agent-b against agent-a: better, +20.0 pp, 95% CI [..] over 2 fixtures;
+    cost: same, x1.02 agent-a's per item ...``."""
+    o = v.comparison.overall
+    text = (
+        f"{v.agent} against {v.reference}: {VERSUS_WORDS.get(o.verdict, o.verdict)}, "
+        f"{format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)} over {plural(o.strata, 'fixture')}"
+    )
+    if v.comparison.cost is not None:
+        text += f"; {cost_comparison_line(v.comparison.cost, f'{v.reference}' + chr(39) + 's')}"
+    return text
+
+
+def agents_lines(agents: AgentsComparison) -> list[str]:
+    """The agents side by side: a line per agent x model, then each agent against the
+    reference (these inform; no gate reads them)."""
+    return [
+        f"agents side by side (reference {agents.reference}):",
+        *(f"  {standing_line(s)}" for s in agents.standings),
+        *(f"  {versus_line(v)}" for v in agents.versus),
+    ]
 
 
 def baseline_label(cmp: Comparison) -> str:
@@ -282,11 +344,12 @@ def sequential_line(s: FixtureSummary) -> str | None:
     return text
 
 
-def cost_comparison_line(cost: CostComparison) -> str:
-    """The cost verdict in one line: ``cost: costlier, x2.10 per item (USD), 95% CI ...``."""
+def cost_comparison_line(cost: CostComparison, against: str = "the baseline's") -> str:
+    """The cost verdict in one line: ``cost: costlier, x2.10 the baseline's per item
+    (USD), 95% CI ...`` (``against``: whose cost the ratio is of)."""
     o = cost.overall
     text = (
-        f"cost: {o.verdict}, {format_ratio(o.ratio)} the baseline's per item "
+        f"cost: {o.verdict}, {format_ratio(o.ratio)} {against} per item "
         f"({unit_label(cost.unit)}), 95% CI {format_ratio_ci(o.ci)}, "
         f"threshold +{100 * cost.threshold:.0f}%"
     )

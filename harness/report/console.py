@@ -11,7 +11,9 @@ from pathlib import Path
 from harness.model.comparison import fail_on_parts
 from harness.model.report import RunReport
 from harness.model.text import (
+    agents_lines,
     budget_line,
+    condition_label,
     cost_comparison_line,
     cost_line,
     format_ci,
@@ -20,6 +22,7 @@ from harness.model.text import (
     format_pp,
     plural,
     sequential_line,
+    several_agents,
     unpriced_line,
 )
 from scorers.criteria import criterion_names
@@ -38,6 +41,7 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             f"re-ran {plural(len(report.options.only_keys), 'item')} that failed in "
             f"{report.options.origin}"
         )
+    several = several_agents(report)
     for s in report.summary:
         ci = f", 95% CI {format_ci(s.ci, 0)}" if s.ci else ""
         failing = [
@@ -46,7 +50,7 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             if s.n and s.criteria[c].count < s.n
         ]
         lines.append(
-            f"{s.fixture} x {s.model}: {s.resolved}/{s.n} resolved ({format_pct(s.rate, 0)}{ci}), "
+            f"{s.fixture} x {condition_label(s.agent, s.model, several)}: {s.resolved}/{s.n} resolved ({format_pct(s.rate, 0)}{ci}), "
             f"{s.n - s.resolved} unresolved, {plural(s.errors, 'error')}"
             + (f"; failed criteria: {', '.join(failing)}" if failing else "")
         )
@@ -62,6 +66,8 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             + "; ".join(g.label for g in shown)
             + (f"; +{more} more in report.md" if more > 0 else "")
         )
+    if report.agents is not None:
+        lines.extend(agents_lines(report.agents))
     cmp = report.comparison
     if cmp is not None:
         o = cmp.overall

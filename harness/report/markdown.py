@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.model.agents import AgentsComparison
 from harness.model.comparison import Comparison, CostComparison
 from harness.model.report import RunReport
 from harness.model.summary import FixtureSummary
 from harness.model.text import (
     baseline_label,
     budget_line,
+    condition_label,
     cost_comparison_line,
     cost_line,
     format_amount,
@@ -22,13 +24,16 @@ from harness.model.text import (
     format_pp,
     format_ratio,
     format_ratio_ci,
+    format_usd,
     format_when,
     item_reasons,
     plural,
     sequential_line,
+    several_agents,
     unit_label,
     unpriced_line,
     verdict_line,
+    versus_line,
 )
 from scorers.criteria import criterion_names
 
@@ -56,9 +61,10 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         lines.append(
             f"- not started: {len(report.not_started)} (`--resume {run_dir}` completes them)"
         )
+    several = several_agents(report)
     for o in report.overall:
         lines.append(
-            f"- {o.model}: {format_pct(o.rate)} resolved, 95% CI {format_ci(o.ci)} "
+            f"- {condition_label(o.agent, o.model, several)}: {format_pct(o.rate)} resolved, 95% CI {format_ci(o.ci)} "
             f"(mean over {plural(o.strata, 'fixture')}, n={o.n})"
         )
     lines.extend(f"- note: {note}" for note in report.notes)
@@ -68,25 +74,27 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     budget = budget_line(report)
     if budget is not None and report.budget is not None and not report.budget.exhausted:
         lines.append(f"- {budget}")
+    if report.agents is not None:
+        lines += agents_markdown(report.agents)
     names = criterion_names()
     lines += [
         "",
         "## Per fixture",
         "",
-        "| fixture | model | n | errors | resolved | rate | 95% CI | "
+        f"| fixture | {_cond_head(several)} | n | errors | resolved | rate | 95% CI | "
         + " | ".join(names)
         + " | mean tokens | cost per item, per resolved item |",
-        "|---|---|---|---|---|---|---|" + "---|" * len(names) + "---|---|",
+        f"|---|{_cond_rule(several)}|---|---|---|---|---|" + "---|" * len(names) + "---|---|",
     ]
     for s in report.summary:
         crit = " | ".join(format_pct(s.criteria[c].rate) for c in names)
         tokens = s.measures["tokens_used"].mean
         lines.append(
-            f"| {s.fixture} | {s.model} | {s.n} | {s.errors} | {s.resolved} | "
+            f"| {s.fixture} | {_cond(s.agent, s.model, several)} | {s.n} | {s.errors} | {s.resolved} | "
             f"{format_pct(s.rate)} | {format_ci(s.ci)} | {crit} | "
             f"{'n/a' if tokens is None else f'{tokens:.0f}'} | {cost_line(s)} |"
         )
-    lines += _sequential(report.summary)
+    lines += _sequential(report.summary, several)
     if report.comparison is not None:
         lines += comparison_markdown(report.comparison)
     if report.triage:
@@ -101,7 +109,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
             lines.append(
                 f"| {group.criterion} | {group.signature} | {len(group.keys)} | `{group.keys[0]}` |"
             )
-    lines += _pass_at_k(report.summary)
+    lines += _pass_at_k(report.summary, several)
     bad = [i for i in report.items if i.status != "resolved"]
     if bad:
         lines += ["", "## Unresolved and errored items", ""]
@@ -115,7 +123,57 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _sequential(summary: Sequence[FixtureSummary]) -> list[str]:
+def _cond_head(with_agent: bool) -> str:
+    """The header cell(s) naming a condition: ``model``, or ``agent | model``."""
+    return "agent | model" if with_agent else "model"
+
+
+def _cond_rule(with_agent: bool) -> str:
+    return "---|---" if with_agent else "---"
+
+
+def _cond(agent: str, model: str, with_agent: bool) -> str:
+    return f"{agent} | {model}" if with_agent else model
+
+
+def agents_markdown(agents: AgentsComparison) -> list[str]:
+    """The agents side by side: a row per agent x model, then each agent against the
+    reference with its per-fixture differences."""
+    lines = [
+        "",
+        "## Agents side by side",
+        "",
+        f"Reference: `{agents.reference}`"
+        + (" (the first `--agent`)" if agents.reference == agents.agents[0] else "")
+        + "; each other agent is compared with it as a candidate with its baseline. These "
+        "comparisons inform; no gate reads them.",
+        "",
+        "| agent | model | fixtures | n | errors | resolved | 95% CI | per item | per resolved "
+        "item | tokens per resolved item | mean wall time |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in agents.standings:
+        per_item = (
+            format_usd(s.mean_cost_usd)
+            if s.mean_cost_usd is not None
+            else format_amount(s.mean_tokens, "tokens")
+        )
+        per_resolved = (
+            format_usd(s.cost_per_resolved_usd) if s.cost_per_resolved_usd is not None else "n/a"
+        )
+        wall = "n/a" if s.mean_wall_time_s is None else format_duration(s.mean_wall_time_s)
+        lines.append(
+            f"| {s.agent} | {s.model} | {s.fixtures} | {s.n} | {s.errors} | "
+            f"{format_pct(s.rate)} | {format_ci(s.ci)} | {per_item} | {per_resolved} | "
+            f"{format_amount(s.tokens_per_resolved, 'tokens')} | {wall} |"
+        )
+    for v in agents.versus:
+        lines += ["", f"### {v.agent} against {v.reference}", "", versus_line(v), ""]
+        lines += _fixture_rows(v.comparison)
+    return lines
+
+
+def _sequential(summary: Sequence[FixtureSummary], several: bool = False) -> list[str]:
     """``--trials auto``: trials used per cell, why it stopped, and what a fixed design of
     the same power would have needed."""
     rows = [s for s in summary if s.sequential is not None]
@@ -125,14 +183,14 @@ def _sequential(summary: Sequence[FixtureSummary]) -> list[str]:
         "",
         "## Trials auto",
         "",
-        "| fixture | model | trials run | stop reason | how it ended |",
-        "|---|---|---|---|---|",
+        f"| fixture | {_cond_head(several)} | trials run | stop reason | how it ended |",
+        f"|---|{_cond_rule(several)}|---|---|---|",
     ]
     for s in rows:
         assert s.sequential is not None
         line = sequential_line(s) or ""
         lines.append(
-            f"| {s.fixture} | {s.model} | {s.sequential.launched} | {s.stop_reason} | "
+            f"| {s.fixture} | {_cond(s.agent, s.model, several)} | {s.sequential.launched} | {s.stop_reason} | "
             f"{line.removeprefix('trials auto: ')} |"
         )
     return lines
@@ -149,20 +207,29 @@ def _budget_first(report: RunReport, run_dir: Path) -> list[str]:
 def _header(report: RunReport) -> list[str]:
     """Who ran what, when and for how long."""
     opts = report.options
-    kind, _, behaviour = opts.agent.partition(":")
     models = ", ".join(opts.models) or "?"
     when = format_when(report.started_at or report.created_at)
     took = "?" if report.duration_s is None else format_duration(report.duration_s)
-    version = f" ({opts.agent_version})" if opts.agent_version else ""
+    if several_agents(report):
+        agents = "; ".join(
+            f"{a.agent}{f' ({a.version})' if a.version else ''}: {', '.join(a.models)}"
+            for a in opts.agents
+        )
+        who = f"- agents: {agents}"
+    else:
+        kind, _, behaviour = opts.agent.partition(":")
+        version = f" ({opts.agent_version})" if opts.agent_version else ""
+        who = f"- agent: {kind if behaviour else opts.agent}{version}" + (
+            f", behaviour: {behaviour}" if behaviour else ""
+        )
     return [
-        f"- agent: {kind if behaviour else opts.agent}{version}"
-        + (f", behaviour: {behaviour}" if behaviour else ""),
+        who,
         f"- models: {models}; trials: {opts.trials}; seed: {opts.seed}",
         f"- date: {when}; duration: {took}",
     ]
 
 
-def _pass_at_k(summary: Sequence[FixtureSummary]) -> list[str]:
+def _pass_at_k(summary: Sequence[FixtureSummary], several: bool = False) -> list[str]:
     """pass@k per fixture x model (unbiased; the chance that at least one of k trials resolves)."""
     rows = [s for s in summary if s.pass_at_k]
     if not rows or max(len(s.pass_at_k) for s in rows) < 2:
@@ -172,12 +239,14 @@ def _pass_at_k(summary: Sequence[FixtureSummary]) -> list[str]:
         "",
         "## pass@k",
         "",
-        "| fixture | model | " + " | ".join(f"pass@{k}" for k in ks) + " |",
-        "|---|---|" + "---|" * len(ks),
+        f"| fixture | {_cond_head(several)} | " + " | ".join(f"pass@{k}" for k in ks) + " |",
+        f"|---|{_cond_rule(several)}|" + "---|" * len(ks),
     ]
     for s in rows:
         cells = [format_pct(s.pass_at_k.get(str(k))) for k in ks]
-        lines.append(f"| {s.fixture} | {s.model} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {s.fixture} | {_cond(s.agent, s.model, several)} | " + " | ".join(cells) + " |"
+        )
     return lines
 
 
@@ -223,25 +292,33 @@ def comparison_markdown(cmp: Comparison) -> list[str]:
     ):
         if missing:
             lines.append(f"Missing in the {side}: " + ", ".join(m.label() for m in missing))
-    lines += [
-        "",
-        "| fixture | model | baseline | candidate | Δ | 95% CI | verdict | trials for 80% power |",
-        "|---|---|---|---|---|---|---|---|",
+    lines += ["", *_fixture_rows(cmp)]
+    if cmp.cost is not None:
+        lines += _cost_comparison(cmp.cost)
+    return lines
+
+
+def _fixture_rows(cmp: Comparison) -> list[str]:
+    """A comparison's table: a row per fixture x model (x agent, where it is a dimension)."""
+    by_agent = any(f.agent for f in cmp.fixtures)
+    lines = [
+        f"| fixture | {_cond_head(by_agent)} | baseline | candidate | Δ | 95% CI | verdict | "
+        "trials for 80% power |",
+        f"|---|{_cond_rule(by_agent)}|---|---|---|---|---|---|",
     ]
     for f in cmp.fixtures:
         lines.append(
-            f"| {f.fixture} | {f.model} | {format_pct(f.baseline_rate)} | "
+            f"| {f.fixture} | {_cond(f.agent, f.model, by_agent)} | {format_pct(f.baseline_rate)} | "
             f"{format_pct(f.candidate_rate)} | {format_pp(f.delta)} | {format_ci_pp(f.ci)} | "
             f"{f.verdict} | {f.trials_for_power or ''} |"
         )
-    if cmp.cost is not None:
-        lines += _cost_comparison(cmp.cost)
     return lines
 
 
 def _cost_comparison(cost: CostComparison) -> list[str]:
     """The cost verdict and its gate, then the per-fixture ratios."""
     unit = unit_label(cost.unit)
+    by_agent = any(r.agent for r in cost.fixtures)
     lines = [
         "",
         f"### Cost per item ({unit})",
@@ -251,12 +328,13 @@ def _cost_comparison(cost: CostComparison) -> list[str]:
         "Gate (`--fail-on cost`): "
         + ("passes" if cost.gate.passed else "FAILS: " + "; ".join(cost.gate.reasons)),
         "",
-        "| fixture | model | baseline mean | candidate mean | ratio | 95% CI | verdict |",
-        "|---|---|---|---|---|---|---|",
+        f"| fixture | {_cond_head(by_agent)} | baseline mean | candidate mean | ratio | 95% CI | "
+        "verdict |",
+        f"|---|{_cond_rule(by_agent)}|---|---|---|---|---|",
     ]
     for r in cost.fixtures:
         lines.append(
-            f"| {r.fixture} | {r.model} | {format_amount(r.mean_base, cost.unit)} | "
+            f"| {r.fixture} | {_cond(r.agent, r.model, by_agent)} | {format_amount(r.mean_base, cost.unit)} | "
             f"{format_amount(r.mean_cand, cost.unit)} | {format_ratio(r.ratio)} | "
             f"{format_ratio_ci(r.ci)} | {r.verdict}{f' ({r.reason})' if r.reason else ''} |"
         )

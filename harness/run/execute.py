@@ -38,11 +38,18 @@ from harness.item.processes import become_subreaper, reap_orphans
 from harness.item.scoring import RESULT_FILE, make_result, read_result
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult, RunFacts
-from harness.model.report import RunOptions, RunReport, SequentialOptions, load_report
+from harness.model.report import (
+    RunAgent,
+    RunOptions,
+    RunReport,
+    SequentialOptions,
+    load_report,
+)
 from harness.model.text import plural
 from harness.plan import (
     RunConfig,
     WorkItem,
+    agent_models,
     build_plan,
     effective_models,
     identity_hash,
@@ -116,9 +123,14 @@ def _read_run_file(run_dir: Path) -> dict[str, Any]:
 
 def stored_options(run_dir: Path) -> RunOptions:
     """The options a run was started with (for ``--resume`` defaults)."""
+    from harness.model.legacy import upgrade_options
+
     run_file = run_dir / RUN_FILE
+    options = _read_run_file(run_dir).get("options")
     try:
-        return RunOptions.from_dict(_read_run_file(run_dir).get("options"))
+        if isinstance(options, dict):
+            options = upgrade_options(options)
+        return RunOptions.from_dict(options)
     except ValueError as exc:
         raise ResumeMismatchError(
             f"{run_file}: not a run directory this harness can resume ({exc})"
@@ -182,9 +194,10 @@ def execute_run(
     if config.baseline is not None:
         load_report(config.baseline)  # a wrong baseline is refused before anything runs
     fixtures = load_fixtures(config)
-    plan = restrict(build_plan(fixtures, effective_models(config), config.trials), config.only_keys)
+    plan = restrict(build_plan(fixtures, agent_models(config), config.trials), config.only_keys)
     identity = plan_identity(config, fixtures)
-    agent = require_agent(config.agent)  # a run that could only error is refused here
+    # A run that could only error is refused here (every agent's binary runs).
+    versions = tuple(require_agent(agent).version for agent in config.agents)
     if config.max_cost_usd is not None:
         from harness.pricing import unpriced_models
 
@@ -203,7 +216,7 @@ def execute_run(
                 kept = _load_previous(run_dir, identity, trials) if resume is not None else {}
                 return _execute_locked(
                     config, fixtures, plan, identity, run_dir, kept, progress, executor,
-                    agent.version,
+                    versions,
                 )  # fmt: skip
         except OSError as exc:
             if not is_storage_error(exc):
@@ -224,18 +237,33 @@ def _storage_message(exc: OSError, run_dir: Path, planned: int) -> str:
 
 
 def run_options(
-    config: RunConfig, fixtures: list[Fixture], agent_version: str | None = None
+    config: RunConfig, fixtures: list[Fixture], versions: tuple[str | None, ...] = ()
 ) -> RunOptions:
+    """The run's options as run.json and the report record them (``versions``: what each
+    agent's binary said to ``--version``, in ``config.agents`` order)."""
+    agents = tuple(
+        RunAgent(
+            agent=agent.label(),
+            kind=agent.name,
+            options=agent.options,
+            binary=agent.binary,
+            version=versions[n] if n < len(versions) else None,
+            models=models,
+        )
+        for n, (agent, models) in enumerate(agent_models(config))
+    )
+    first = agents[0]
     return RunOptions(
         fixtures=config.fixtures,
         fixture_paths=tuple(str(fx.path) for fx in fixtures),
-        agent_kind=config.agent.name,
-        agent_options=config.agent.options,
-        agent_bin=config.agent.binary,
-        agent_version=agent_version,
+        agent_kind=first.kind,
+        agent_options=first.options,
+        agent_bin=first.binary,
+        agent_version=first.version,
         models=effective_models(config),
-        agent=config.agent.label(),
-        seed=config.agent.seed,
+        agent=", ".join(a.agent for a in agents),
+        agents=agents,
+        seed=config.agents[0].seed,
         trials=config.trials,
         concurrency=config.concurrency,
         executor=config.executor.name,
@@ -272,12 +300,12 @@ def _execute_locked(
     kept: dict[str, ItemResult],
     progress: Progress | None,
     executor: Executor,
-    agent_version: str | None,
+    versions: tuple[str | None, ...],
 ) -> RunOutcome:
     run_id = run_dir.name
     started = dt.datetime.now(dt.UTC)
     items_dir = run_dir / "items"
-    options = run_options(config, fixtures, agent_version)
+    options = run_options(config, fixtures, versions)
     write_json_atomic(
         run_dir / RUN_FILE,
         {
@@ -297,7 +325,6 @@ def _execute_locked(
     become_subreaper()
     templates = RepoTemplates()
     opts = ItemOptions(
-        agent=config.agent,
         timeout_s=config.timeout_s,
         keep_workdir=config.keep_workdir,
         token_prefix=token_prefix(run_id),
@@ -384,12 +411,16 @@ def _planner(
 ) -> SequentialPlanner:
     """The ``--trials auto`` planner, each cell rebuilt from the kept items of a resume."""
     assert config.sequential is not None
-    models = effective_models(config)
+    conditions = agent_models(config)
     counts = None
     if config.baseline is not None:
-        counts = baseline_counts(load_report(config.baseline).items, models)
+        counts = baseline_counts(
+            load_report(config.baseline).items,
+            [agent.label() for agent in config.agents],
+            effective_models(config),
+        )
     return SequentialPlanner(
-        fixtures, models, config.sequential, config.threshold, counts, kept.values()
+        fixtures, conditions, config.sequential, config.threshold, counts, kept.values()
     )
 
 

@@ -19,7 +19,14 @@ from pathlib import Path
 from harness.agents.base import AgentAdapter
 from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError
 from harness.item.processes import run_quick
-from harness.plan import RunConfig, build_plan, effective_models, load_fixtures, restrict
+from harness.plan import (
+    RunConfig,
+    agent_models,
+    build_plan,
+    effective_models,
+    load_fixtures,
+    restrict,
+)
 from harness.pricing import PriceTable, find_price, unpriced_models
 from harness.run.budget import check_budget_plan
 
@@ -91,9 +98,8 @@ def require_agent(agent: AgentAdapter) -> AgentCheck:
 @dataclass(frozen=True)
 class DryRun:
     items: tuple[str, ...]
-    agent: str
-    agent_command: str
-    agent_version: str | None
+    #: Per agent, in ``--agent`` order: its label, command, version and models.
+    agents: tuple[tuple[str, str, str | None, tuple[str, ...]], ...]
     models: tuple[str, ...]
     results_dir: str
     checks: tuple[Check, ...]
@@ -105,9 +111,14 @@ class DryRun:
         return EXIT_RESOLVED if all(c.ok for c in self.checks) else EXIT_INFRA
 
     def lines(self) -> list[str]:
+        several = len(self.agents) > 1
         out = [
-            f"agent:   {self.agent} ({self.agent_command}"
-            + (f", {self.agent_version})" if self.agent_version else ")"),
+            f"agent:   {label} ({command}"
+            + (f", {version})" if version else ")")
+            + (f": {', '.join(models)}" if several else "")
+            for label, command, version, models in self.agents
+        ]
+        out += [
             f"models:  {', '.join(self.models)}",
             *(f"  price of {line}" for line in self.prices),
             f"results: {self.results_dir}",
@@ -125,12 +136,20 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
     config.validate()
     fixtures = load_fixtures(config)
     models = effective_models(config)
-    plan = restrict(build_plan(fixtures, models, config.trials), config.only_keys)
-    found = check_agent(config.agent)
-    checks = [found.check] if found.check is not None else []
-    if found.check is not None and not found.check.ok and config.agent.install_hint:
-        checks.append(Check("install", False, config.agent.install_hint))
-    checks += [Check(name, ok, detail) for name, ok, detail in config.agent.preflight(os.environ)]
+    conditions = agent_models(config)
+    plan = restrict(build_plan(fixtures, conditions, config.trials), config.only_keys)
+    checks: list[Check] = []
+    agents = []
+    for agent, mine in conditions:
+        found = check_agent(agent)
+        agents.append((agent.label(), found.command, found.version, mine))
+        own: list[Check] = [found.check] if found.check is not None else []
+        if found.check is not None and not found.check.ok and agent.install_hint:
+            own.append(Check("install", False, agent.install_hint))
+        own += [Check(name, ok, detail) for name, ok, detail in agent.preflight(os.environ)]
+        if len(conditions) > 1:  # which agent each check is about
+            own = [Check(f"{agent.label()}: {c.name}", c.ok, c.detail) for c in own]
+        checks += own
     where = resume if resume is not None else config.runs_dir / "<new run id>"
     if config.max_cost_usd is not None:  # refused as a run would refuse it
         check_budget_plan(
@@ -138,9 +157,7 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
         )
     return DryRun(
         items=tuple(w.key for w in plan),
-        agent=config.agent.label(),
-        agent_command=found.command,
-        agent_version=found.version,
+        agents=tuple(agents),
         models=models,
         results_dir=str(where),
         checks=tuple(checks),

@@ -1,4 +1,5 @@
-"""``--trials auto``: launch trials for each fixture x model until its sequence decides.
+"""``--trials auto``: launch trials for each fixture x agent x model until its sequence
+decides.
 
 The planner is the scheduler's source of work (:class:`harness.run.scheduler.WorkSource`):
 when a slot is free it hands out the next trial of the cell that has launched fewest and
@@ -21,21 +22,27 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.agents.base import AgentAdapter
 from harness.fixtures import Fixture
+from harness.model.comparison import cell_label
 from harness.model.item import ItemResult
 from harness.model.summary import SequentialCell
 from harness.plan import SequentialSettings, WorkItem
 from harness.stats import sequential as seq
 from harness.stats.power import MAX_PLANNED_TRIALS, regression_power
+from harness.stats.summaries import cell_of
 
-Cell = tuple[str, str]  # (fixture name, model)
+Cell = tuple[str, str, str]  # (fixture name, agent label, model)
 
 
 @dataclass
 class _CellRun:
     fixture: Fixture
+    agent: AgentAdapter
     model: str
     rule: seq.CellRule
+    #: Whether its items' keys name the agent (a run of several agents).
+    agent_in_key: bool = False
     launched: int = 0
     #: Trial numbers to launch again before new ones (a resume's gaps).
     again: list[int] = field(default_factory=list)
@@ -67,17 +74,22 @@ class _CellRun:
 
 
 def baseline_counts(
-    baseline: Iterable[ItemResult], models: Sequence[str]
+    baseline: Iterable[ItemResult], agents: Sequence[str], models: Sequence[str]
 ) -> dict[Cell, tuple[int, int]]:
-    """Resolved / scored items of the baseline per (fixture, model) of this run, matched as
-    the comparison matches them: by model, or by fixture when each run has one model and
-    they differ (two models compared)."""
+    """Resolved / scored items of the baseline per (fixture, agent, model) of this run (its
+    ``agents`` labels and ``models``), matched as the comparison matches them
+    (:func:`harness.stats.compare.pair_runs`)."""
+    from harness.stats.compare import pair_runs
+
     items = [i for i in baseline if i.status != "error"]
-    base_models = {i.model for i in items}
-    by_model = not (len(base_models) == 1 and len(models) == 1 and base_models != set(models))
+    pair = pair_runs({i.agent for i in items}, {i.model for i in items}, set(agents), set(models))
     counts: dict[Cell, tuple[int, int]] = {}
     for item in items:
-        key = (item.fixture, item.model if by_model else models[0])
+        key = (
+            item.fixture,
+            item.agent if pair.by_agent else agents[0],
+            item.model if pair.by_model else models[0],
+        )
         won, n = counts.get(key, (0, 0))
         counts[key] = (won + item.resolved, n + 1)
     return counts
@@ -89,24 +101,25 @@ class SequentialPlanner:
     def __init__(
         self,
         fixtures: Sequence[Fixture],
-        models: Sequence[str],
+        conditions: Sequence[tuple[AgentAdapter, Sequence[str]]],
         settings: SequentialSettings,
         threshold: float,
         baseline: Mapping[Cell, tuple[int, int]] | None = None,
         kept: Iterable[ItemResult] = (),
     ) -> None:
-        keys = [(fx, m) for fx in fixtures for m in models]
+        keys = [(fx, a, m) for fx in fixtures for a, models in conditions for m in models]
+        several = len(conditions) > 1
         counts = dict(baseline or {})
         rules = seq.suite_rules(
-            [counts.get((fx.manifest.name, m)) for fx, m in keys],
+            [counts.get((fx.manifest.name, a.label(), m)) for fx, a, m in keys],
             threshold=threshold,
             precision=settings.precision,
             min_trials=settings.min_trials,
             max_trials=settings.max_trials,
         )
         self._cells = {
-            (fx.manifest.name, m): _CellRun(fx, m, rule)
-            for (fx, m), rule in zip(keys, rules, strict=True)
+            (fx.manifest.name, a.label(), m): _CellRun(fx, a, m, rule, several)
+            for (fx, a, m), rule in zip(keys, rules, strict=True)
         }
         self._lock = threading.Lock()
         self._resume(kept)
@@ -114,7 +127,7 @@ class SequentialPlanner:
     def _resume(self, kept: Iterable[ItemResult]) -> None:
         by_cell: dict[Cell, dict[int, ItemResult]] = {}
         for item in kept:
-            by_cell.setdefault((item.fixture, item.model), {})[item.trial] = item
+            by_cell.setdefault(cell_of(item), {})[item.trial] = item
         for key, items in by_cell.items():
             cell = self._cells.get(key)
             if cell is None:
@@ -132,7 +145,7 @@ class SequentialPlanner:
                 if not cell.wants_more():
                     continue
                 trial = cell.again[0] if cell.again else cell.launched + 1
-                work = WorkItem(cell.fixture, cell.model, trial)
+                work = WorkItem(cell.fixture, cell.agent, cell.model, trial, cell.agent_in_key)
                 if not has_room(work):
                     continue
                 if cell.again:
@@ -155,7 +168,7 @@ class SequentialPlanner:
         """Enter a finished item into its cell (errored: left out of the sequence); a line
         for the console when this decided the cell, else None."""
         with self._lock:
-            cell = self._cells.get((result.fixture, result.model))
+            cell = self._cells.get(cell_of(result))
             if cell is None:
                 return None
             before = cell.current.decision
@@ -163,8 +176,10 @@ class SequentialPlanner:
             state = cell.current
             if before is not None or state.decision is None:
                 return None
+            agent = result.agent if cell.agent_in_key else ""
             return (
-                f"{result.fixture}:{result.model} decided after {state.n} trials: {state.decision}"
+                f"{cell_label(result.fixture, agent, result.model)} decided after {state.n} "
+                f"trials: {state.decision}"
             )
 
     def outcomes(self) -> dict[Cell, SequentialCell]:

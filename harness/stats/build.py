@@ -16,14 +16,16 @@ from harness.model.comparison import (
 from harness.model.item import ItemResult
 from harness.model.report import RunOptions, RunReport, load_report
 from harness.model.summary import SequentialCell
+from harness.stats.agents import agents_comparison
 from harness.stats.compare import compare, failed_comparison, with_sequential
 from harness.stats.summaries import overall, summarize
 from harness.stats.triage import triage
 
 
-def item_order(item: ItemResult) -> tuple[str, str, int]:
-    """Fixture, model, then trial as a number (1, 2, 10; the key as a string sorts 10 first)."""
-    return item.fixture, item.model, item.trial
+def item_order(item: ItemResult) -> tuple[str, str, str, int]:
+    """Fixture, agent, model, then trial as a number (1, 2, 10; the key as a string sorts
+    10 first)."""
+    return item.fixture, item.agent, item.model, item.trial
 
 
 def build_report(
@@ -37,7 +39,7 @@ def build_report(
     threshold: float = DEFAULT_THRESHOLD,
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
     started_at: dt.datetime | None = None,
-    sequential: Mapping[tuple[str, str], SequentialCell] | None = None,
+    sequential: Mapping[tuple[str, str, str], SequentialCell] | None = None,
 ) -> RunReport:
     now = dt.datetime.now(dt.UTC)
     items = tuple(sorted(results, key=item_order))
@@ -55,6 +57,9 @@ def build_report(
             else safe_compare(baseline, items, threshold, cost_threshold, sequential)
         ),
         not_started=tuple(not_started),
+        agents=agents_comparison(
+            items, [a.agent for a in options.agents], None, threshold, cost_threshold
+        ),
         created_at=now.isoformat(),
         started_at=started_at.isoformat() if started_at else "",
         duration_s=round((now - started_at).total_seconds(), 1) if started_at else None,
@@ -66,7 +71,7 @@ def safe_compare(
     items: Sequence[ItemResult],
     threshold: float,
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
-    sequential: Mapping[tuple[str, str], SequentialCell] | None = None,
+    sequential: Mapping[tuple[str, str, str], SequentialCell] | None = None,
 ) -> Comparison:
     """Compare against ``baseline`` (with ``sequential``: the gate reads the cells'
     anytime-valid verdicts); any failure becomes a comparison that fails the gate,

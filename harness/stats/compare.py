@@ -14,7 +14,7 @@ or every item errored) fails it, and so does a comparison with nothing in common
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.model.comparison import (
@@ -28,6 +28,7 @@ from harness.model.comparison import (
     OverallComparison,
     RateDiff,
     SequentialVerdict,
+    cell_label,
 )
 from harness.model.item import ItemResult
 from harness.model.summary import MEASURES, DiffSummary, SequentialCell
@@ -55,11 +56,50 @@ class _Group:
     errored: int
 
 
-def _groups(items: Items, by_model: bool) -> dict[GroupKey, _Group]:
+@dataclass(frozen=True)
+class Pairing:
+    """How two runs' cells are matched: (fixture, agent, model), where ``agent`` is "" when
+    each run has one agent (those two are compared, whatever their names: the change under
+    test is often the agent itself) and ``model`` is ``*`` when each run has one model and
+    they differ (two models compared); ``model_label`` then names the candidate's."""
+
+    by_agent: bool
+    by_model: bool
+    model_label: str | None
+
+    def cell(self, item: ItemResult) -> GroupKey:
+        return (
+            item.fixture,
+            item.agent if self.by_agent else "",
+            item.model if self.by_model else "*",
+        )
+
+
+def pairing(baseline: Iterable[ItemResult], candidate: Iterable[ItemResult]) -> Pairing:
+    """The :class:`Pairing` of two runs' items."""
+    base, cand = list(baseline), list(candidate)
+    return pair_runs(
+        {i.agent for i in base},
+        {i.model for i in base},
+        {i.agent for i in cand},
+        {i.model for i in cand},
+    )
+
+
+def pair_runs(
+    base_agents: set[str], base_models: set[str], cand_agents: set[str], cand_models: set[str]
+) -> Pairing:
+    """The :class:`Pairing` of two runs with these agents and models."""
+    by_model = not (len(base_models) == 1 and len(cand_models) == 1 and base_models != cand_models)
+    by_agent = not (len(base_agents) == 1 and len(cand_agents) == 1)
+    return Pairing(by_agent, by_model, None if by_model else next(iter(cand_models)))
+
+
+def _groups(items: Items, pair: Pairing) -> dict[GroupKey, _Group]:
     scored: dict[GroupKey, list[ItemResult]] = {}
     errored: dict[GroupKey, int] = {}
     for item in items:
-        key = (item.fixture, item.model if by_model else "*")
+        key = pair.cell(item)
         scored.setdefault(key, [])
         if item.status == "error":
             errored[key] = errored.get(key, 0) + 1
@@ -122,7 +162,7 @@ def _missing(
             if group is not None and group.errored
             else f"not run by the {label}"
         )
-        out.append(Missing(key[0], key[1], why))
+        out.append(Missing(key[0], key[1], key[2], why))
     return tuple(out)
 
 
@@ -135,12 +175,9 @@ def compare(
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
 ) -> Comparison:
     """The ``comparison`` object of a candidate report (fields documented in README)."""
-    base_models = {i.model for i in baseline}
-    cand_models = {i.model for i in candidate}
-    # One model each, and different: compare the two models fixture by fixture.
-    by_model = not (len(base_models) == 1 and len(cand_models) == 1 and base_models != cand_models)
-    cand_label = next(iter(cand_models)) if not by_model else None
-    base_g, cand_g = _groups(baseline, by_model), _groups(candidate, by_model)
+    pair = pairing(baseline, candidate)
+    cand_label = pair.model_label
+    base_g, cand_g = _groups(baseline, pair), _groups(candidate, pair)
     matched = sorted(k for k in base_g if base_g[k].scored and k in cand_g and cand_g[k].scored)
     fixtures = tuple(
         _fixture_entry(key, base_g[key], cand_g[key], threshold, cand_label) for key in matched
@@ -170,7 +207,7 @@ def compare(
             gate=Gate(True, ()),
             cost=compare_costs(
                 [
-                    (key[0], cand_label or key[1], base_g[key].scored, cand_g[key].scored)
+                    (key[0], key[1], cand_label or key[2], base_g[key].scored, cand_g[key].scored)
                     for key in matched
                 ],
                 cost_threshold,
@@ -189,7 +226,8 @@ def _fixture_entry(
     verdict = rates.verdict(main.ci, main.delta, threshold)
     return FixtureComparison(
         fixture=key[0],
-        model=cand_label or key[1],
+        agent=key[1],
+        model=cand_label or key[2],
         baseline_n=len(base.scored),
         candidate_n=len(cand.scored),
         baseline_errors=base.errored,
@@ -234,7 +272,9 @@ def _overall(
     verdict = rates.verdict(main.ci, main.delta, threshold)
     random_fixtures = None
     if len(fixtures) >= MIN_FIXTURES_FOR_GENERALISATION:
-        spread = rates.paired_cluster_diff({f"{e.fixture}:{e.model}": e.delta for e in fixtures})
+        spread = rates.paired_cluster_diff(
+            {cell_label(e.fixture, e.agent, e.model): e.delta for e in fixtures}
+        )
         random_fixtures = DiffAsSample(
             spread.delta, spread.ci, spread.se, spread.df, "fixtures-as-random-sample-t"
         )
@@ -262,9 +302,10 @@ def with_sequential(comparison: Comparison, cells: Mapping[GroupKey, SequentialC
     gate reads instead of the fixed-sample one (not valid after a data-dependent stop)."""
     voting = {k: c for k, c in cells.items() if c.question == "regression"}
     statuses = {c.status for c in voting.values()}
+    several = len({agent for _, agent, _ in cells}) > 1
     regressed = tuple(
-        f"{fixture}:{model} (after {c.decided_at} trials)"
-        for (fixture, model), c in sorted(voting.items())
+        f"{cell_label(fixture, agent if several else '', model)} (after {c.decided_at} trials)"
+        for (fixture, agent, model), c in sorted(voting.items())
         if c.status == "regressed"
     )
     if regressed:

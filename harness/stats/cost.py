@@ -66,6 +66,7 @@ from harness.model.comparison import (
     CostRatio,
     CostVerdict,
     Gate,
+    cell_label,
 )
 from harness.model.item import ItemResult
 from harness.model.record import Interval
@@ -184,9 +185,11 @@ def cost_ratio(
     candidate: Sequence[float],
     threshold: float = DEFAULT_COST_THRESHOLD,
     confidence: float = DEFAULT_CONFIDENCE,
+    *,
+    agent: str = "",
 ) -> CostRatio:
     """Ratio of mean cost per item, candidate over baseline, with its log-delta interval and
-    verdict. The estimate needs both means > 0; the interval n >= 2 in each arm and a
+    verdict (of one fixture x ``agent`` x model: ``agent`` as in the comparison). The estimate needs both means > 0; the interval n >= 2 in each arm and a
     spread in at least one."""
     b, c = _costs(baseline, "baseline"), _costs(candidate, "candidate")
     (mb, vb), (mc, vc) = _mean_var(b), _mean_var(c)
@@ -200,7 +203,7 @@ def cost_ratio(
     ) -> CostRatio:
         verdict = cost_verdict(ci, ratio, threshold)
         return CostRatio(
-            fixture, model, len(b), len(c), mb, mc, ratio, se, df, ci, confidence, verdict,
+            fixture, agent, model, len(b), len(c), mb, mc, ratio, se, df, ci, confidence, verdict,
             reason, RATIO_METHOD,
         )  # fmt: skip
 
@@ -241,7 +244,7 @@ def suite_cost_ratio(
     ) -> CostRatio:
         verdict = cost_verdict(ci, ratio, threshold)
         return CostRatio(
-            "*", "*", n_base, n_cand, None, None, ratio, se, df, ci, confidence, verdict,
+            "*", "*", "*", n_base, n_cand, None, None, ratio, se, df, ci, confidence, verdict,
             reason, SUITE_METHOD,
         )  # fmt: skip
 
@@ -271,7 +274,7 @@ def suite_cost_ratio(
 
 
 def _label(r: CostRatio) -> str:
-    return f"{r.fixture}:{r.model}"
+    return cell_label(r.fixture, r.agent, r.model)
 
 
 # --- cost per resolved item ------------------------------------------------------------------
@@ -363,14 +366,14 @@ def per_resolved(
 
 
 def compare_costs(
-    matched: Sequence[tuple[str, str, Sequence[ItemResult], Sequence[ItemResult]]],
+    matched: Sequence[tuple[str, str, str, Sequence[ItemResult], Sequence[ItemResult]]],
     threshold: float = DEFAULT_COST_THRESHOLD,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> CostComparison:
-    """The ``cost`` of a comparison over the matched groups ``(fixture, model, baseline
-    items, candidate items)`` (scored items only): in USD when every item has a price, else
+    """The ``cost`` of a comparison over the matched groups ``(fixture, agent, model,
+    baseline items, candidate items)`` (scored items only): in USD when every item has a price, else
     in tokens for all (one unit for the suite)."""
-    items = [i for _, _, base, cand in matched for i in (*base, *cand)]
+    items = [i for *_, base, cand in matched for i in (*base, *cand)]
     unpriced = sorted({m for i in items if i.cost is not None for m in i.cost.unpriced})
     no_cost = sum(1 for i in items if i.cost_usd is None)
     unit: Literal["usd", "tokens"] = "usd" if items and not no_cost else "tokens"
@@ -395,8 +398,9 @@ def compare_costs(
             [value(i) for i in cand],
             threshold,
             confidence,
+            agent=agent,
         )
-        for fixture, model, base, cand in matched
+        for fixture, agent, model, base, cand in matched
     )
     overall = suite_cost_ratio(fixtures, threshold, confidence)
     reasons: tuple[str, ...] = ()

@@ -1,4 +1,5 @@
-"""Aggregating item results into per-(fixture, model) and per-model summaries.
+"""Aggregating item results into per-(fixture, agent, model) and per-(agent, model)
+summaries.
 
 Errored items (the harness could not run the agent, or the run was interrupted) are
 counted in ``errors`` and listed, but kept out of every rate and mean: a missing result is
@@ -29,14 +30,19 @@ from scorers.criteria import criterion_names
 #: between fixtures is estimated from too few values to say anything about other fixtures.
 MIN_FIXTURES_FOR_GENERALISATION = 10
 
-GroupKey = tuple[str, str]
+#: A cell of a run: (fixture, agent, model).
+GroupKey = tuple[str, str, str]
+
+
+def cell_of(item: ItemResult) -> GroupKey:
+    return item.fixture, item.agent, item.model
 
 
 def group_items(items: Iterable[ItemResult]) -> dict[GroupKey, list[ItemResult]]:
-    """Items by (fixture, model), in fixture then model order."""
+    """Items by (fixture, agent, model), in that order."""
     groups: dict[GroupKey, list[ItemResult]] = {}
-    for item in sorted(items, key=lambda i: (i.fixture, i.model, i.trial)):
-        groups.setdefault((item.fixture, item.model), []).append(item)
+    for item in sorted(items, key=lambda i: (*cell_of(i), i.trial)):
+        groups.setdefault(cell_of(item), []).append(item)
     return groups
 
 
@@ -63,23 +69,24 @@ def summarize(
     items: Sequence[ItemResult],
     sequential: Mapping[GroupKey, SequentialCell] | None = None,
 ) -> list[FixtureSummary]:
-    """Per fixture x model: n (scored), errors, resolved count/rate/Wilson CI, criteria,
+    """Per fixture x agent x model: n (scored), errors, resolved count/rate/Wilson CI, criteria,
     measures, pass@k and pass^k; with ``sequential`` (``--trials auto``), how each cell's
     sequence ended."""
     sequential = sequential or {}
     out: list[FixtureSummary] = []
-    for (fixture, model), group in group_items(items).items():
+    for (fixture, agent, model), group in group_items(items).items():
         scored = [i for i in group if i.status != "error"]
         errored = sorted(i.key for i in group if i.status == "error")
         n = len(scored)
         resolved = sum(1 for i in scored if i.resolved)
         main = rate_entry([i.resolved for i in scored])
         usd, tokens = per_resolved_costs(scored)
-        cell = sequential.get((fixture, model))
+        cell = sequential.get((fixture, agent, model))
         ks = range(1, min(n, len({i.trial for i in group})) + 1)
         out.append(
             FixtureSummary(
                 fixture=fixture,
+                agent=agent,
                 model=model,
                 n=n,
                 errors=len(errored),
@@ -123,20 +130,21 @@ def usage_complete(items: Iterable[ItemResult]) -> bool:
 
 
 def overall(items: Sequence[ItemResult]) -> list[ModelOverall]:
-    """Per model: the equal-weight mean of its fixtures' resolved rates, fixtures as strata.
+    """Per agent x model: the equal-weight mean of its fixtures' resolved rates, fixtures as
+    strata.
 
     The interval is the stratified Wilson interval of the fixed suite (:mod:`harness.stats.strata`).
     With many fixtures, ``random_fixtures`` adds the cluster-robust interval that treats the
     fixtures as a sample of possible fixtures (Miller 2024); it is reported, never gating.
     """
-    by_model: dict[str, dict[str, list[bool]]] = {}
-    for (fixture, model), group in group_items(items).items():
+    by_model: dict[tuple[str, str], dict[str, list[bool]]] = {}
+    for (fixture, agent, model), group in group_items(items).items():
         outcomes = [i.resolved for i in group if i.status != "error"]
         if outcomes:
-            by_model.setdefault(model, {})[fixture] = outcomes
+            by_model.setdefault((agent, model), {})[fixture] = outcomes
     out = []
-    for model in sorted(by_model):
-        fixtures = by_model[model]
+    for agent, model in sorted(by_model):
+        fixtures = by_model[(agent, model)]
         summary = stratified_rate([(sum(v), len(v)) for v in fixtures.values()])
         random_fixtures = None
         if len(fixtures) >= MIN_FIXTURES_FOR_GENERALISATION:
@@ -146,6 +154,7 @@ def overall(items: Sequence[ItemResult]) -> list[ModelOverall]:
             )
         out.append(
             ModelOverall(
+                agent=agent,
                 model=model,
                 strata=summary.strata,
                 n=summary.n,

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from harness.model.item import ItemResult, RunFacts
-from harness.model.report import RunOptions
+from harness.model.report import RunAgent, RunOptions
 from scorers import Check, ItemScore
 from scorers.criteria import criterion_names
 
@@ -64,6 +64,7 @@ def make_item(
     status: str | None = None,
     tokens: int = 100,
     timed_out: bool = False,
+    agent: str = "sim:honest",
     **crit: bool,
 ) -> ItemResult:
     """An item: resolved (every criterion passes) or not (coverage fails unless ``crit``
@@ -79,7 +80,14 @@ def make_item(
         timeout_s=60.0,
     )
     return ItemResult(
-        f"{fixture}:{model}:{trial}", fixture, model, trial, f"{fixture}__{trial}", score, facts
+        f"{fixture}:{model}:{trial}",
+        fixture,
+        model,
+        trial,
+        f"{fixture}__{trial}",
+        score,
+        facts,
+        agent=agent,
     )
 
 
@@ -103,5 +111,6 @@ def make_options(**changes: Any) -> RunOptions:
         baseline=None,
         threshold=0.05,
         fail_on="unresolved",
+        agents=(RunAgent("sim:honest", "sim", "honest", None, None, ("p/m",)),),
     )
     return dataclasses.replace(options, **changes)

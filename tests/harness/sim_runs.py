@@ -18,7 +18,7 @@ def sim_run(
     config = RunConfig(
         fixtures=(TINY,),
         models=(),
-        agent=parse_agent(f"sim:{behaviour}", seed=seed),
+        agents=(parse_agent(f"sim:{behaviour}", seed=seed),),
         trials=trials,
         concurrency=2,
         runs_dir=runs_dir,

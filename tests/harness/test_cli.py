@@ -245,7 +245,7 @@ def test_fixture_all_refuses_a_broken_fixture(tmp_path: Path) -> None:
     shutil.copytree(TINY, root / "broken")
     (root / "broken" / "shards" / "shard-b.txt").unlink()
     config = RunConfig(
-        fixtures=("all",), models=(), agent=parse_agent("sim"), fixtures_roots=(root,)
+        fixtures=("all",), models=(), agents=(parse_agent("sim"),), fixtures_roots=(root,)
     )
     from harness.errors import FixtureError
 

@@ -28,7 +28,7 @@ def run(tmp_path: Path, behaviour: str, trials: int = 3, seed: int = 0, **kw: ob
         RunConfig(
             fixtures=FIXTURES,
             models=(),
-            agent=parse_agent(f"sim:{behaviour}", None, seed),
+            agents=(parse_agent(f"sim:{behaviour}", None, seed),),
             trials=trials,
             timeout_s=60.0,
             runs_dir=tmp_path / "runs",
@@ -97,7 +97,7 @@ def test_a_token_budget_stops_the_run_and_a_resume_completes_it(tmp_path: Path) 
         RunConfig(
             fixtures=FIXTURES,
             models=(),
-            agent=parse_agent("sim:honest"),
+            agents=(parse_agent("sim:honest"),),
             trials=4,
             timeout_s=60.0,
             runs_dir=tmp_path / "runs",

@@ -528,7 +528,7 @@ BASE = [1.0, 1.1, 0.9, 1.05, 0.95]
 def test_compared_in_usd_when_every_item_has_a_price() -> None:
     # Tokens equal everywhere: only USD can show the 2x.
     base, cand = run_items("a", [1, 2, 3]), run_items("a", [2, 4, 6])
-    c = compare_costs([("a", "p/m", base, cand)])
+    c = compare_costs([("a", "", "p/m", base, cand)])
     assert c.unit == "usd" and c.complete and c.notes == ()
     assert c.threshold == DEFAULT_COST_THRESHOLD
     (fixture,) = c.fixtures
@@ -543,7 +543,7 @@ def test_compared_in_tokens_when_an_item_is_unpriced() -> None:
     base = [item("a", t, 1.0, tokens) for t, tokens in enumerate([100, 200, 300])]
     cand = [item("a", t, 2.0, tokens) for t, tokens in enumerate([200, 400, 600])]
     cand[1] = item("a", 1, None, 400, unpriced=("sim/honest",))
-    c = compare_costs([("a", "p/m", base, cand)])
+    c = compare_costs([("a", "", "p/m", base, cand)])
     assert c.unit == "tokens"
     assert c.notes == (
         "compared in tokens: 1 of 6 items have no cost (no price known for sim/honest)",
@@ -554,7 +554,7 @@ def test_compared_in_tokens_when_an_item_is_unpriced() -> None:
 def test_items_never_priced_are_compared_in_tokens() -> None:
     base = run_items("a", [1.0, 2.0], priced=False)
     cand = run_items("a", [1.0, 2.0])
-    c = compare_costs([("a", "p/m", base, cand)])
+    c = compare_costs([("a", "", "p/m", base, cand)])
     assert c.unit == "tokens"
     assert c.notes == ("compared in tokens: 2 of 4 items have no cost (items not priced)",)
 
@@ -564,7 +564,7 @@ def test_one_unit_for_the_whole_suite() -> None:
     a_base, a_cand = run_items("a", [1.0, 2.0, 3.0]), run_items("a", [1.0, 2.0, 3.0])
     b_base = run_items("b", [1.0, 2.0])
     b_cand = [item("b", 0, None, unpriced=("scripted/x",)), item("b", 1, 2.0)]
-    c = compare_costs([("a", "p/m", a_base, a_cand), ("b", "p/m", b_base, b_cand)])
+    c = compare_costs([("a", "", "p/m", a_base, a_cand), ("b", "", "p/m", b_base, b_cand)])
     assert c.unit == "tokens"
     assert [f.fixture for f in c.fixtures] == ["a", "b"]
     assert all(f.mean_base == 1_000.0 for f in c.fixtures)
@@ -574,7 +574,7 @@ def test_incomplete_usage_is_a_lower_bound() -> None:
     base = run_items("a", BASE)
     cand = run_items("a", BASE)
     cand[2] = item("a", 2, 0.9, complete=False)
-    c = compare_costs([("a", "p/m", base, cand)])
+    c = compare_costs([("a", "", "p/m", base, cand)])
     assert c.unit == "usd" and not c.complete
     assert c.notes == (f"a lower bound: the usage of 1 item(s) is incomplete (e.g. {cand[2].key})",)
 
@@ -582,7 +582,7 @@ def test_incomplete_usage_is_a_lower_bound() -> None:
 def test_gate_fails_on_an_overall_costlier() -> None:
     base = run_items("a", BASE)
     cand = run_items("a", [2 * x for x in BASE])
-    c = compare_costs([("a", "p/m", base, cand)])
+    c = compare_costs([("a", "", "p/m", base, cand)])
     assert c.overall.verdict == "costlier"
     assert not c.gate.passed
     (reason,) = c.gate.reasons
@@ -599,7 +599,7 @@ def test_gate_fails_in_tokens_too() -> None:
         item("a", t, None, 3 * tokens, unpriced=("sim/honest",))
         for t, tokens in enumerate([1000, 1100, 900, 1050, 950])
     ]
-    c = compare_costs([("a", "p/m", base, cand)])
+    c = compare_costs([("a", "", "p/m", base, cand)])
     assert c.unit == "tokens" and c.overall.verdict == "costlier" and not c.gate.passed
     assert "tokens per item" in c.gate.reasons[0]
 
@@ -615,7 +615,7 @@ def test_gate_fails_in_tokens_too() -> None:
 )
 def test_gate_fails_only_on_an_overall_costlier(factors: tuple[float, ...], overall: str) -> None:
     matched = [
-        (f"f{i}", "p/m", run_items(f"f{i}", BASE), run_items(f"f{i}", [k * x for x in BASE]))
+        (f"f{i}", "", "p/m", run_items(f"f{i}", BASE), run_items(f"f{i}", [k * x for x in BASE]))
         for i, k in enumerate(factors)
     ]
     c = compare_costs(matched)
@@ -627,7 +627,7 @@ def test_gate_fails_only_on_an_overall_costlier(factors: tuple[float, ...], over
 
 
 def test_threshold_is_passed_through() -> None:
-    matched = [("a", "p/m", run_items("a", BASE), run_items("a", [1.3 * x for x in BASE]))]
+    matched = [("a", "", "p/m", run_items("a", BASE), run_items("a", [1.3 * x for x in BASE]))]
     assert compare_costs(matched).overall.verdict == "costlier"
     strict = compare_costs(matched, threshold=0.5)
     assert strict.threshold == 0.5
@@ -650,7 +650,7 @@ def test_no_spread_in_token_counts_is_inconclusive() -> None:
     confident verdict, and the gate passes."""
     base = [item("a", t, None, 500, unpriced=("scripted/x",)) for t in range(3)]
     cand = [item("a", t, None, 900, unpriced=("scripted/x",)) for t in range(3)]
-    c = compare_costs([("a", "scripted/x", base, cand)])
+    c = compare_costs([("a", "", "scripted/x", base, cand)])
     assert c.unit == "tokens"
     assert c.overall.ci is None and c.overall.verdict == "inconclusive" and c.gate.passed
     assert c.overall.reason is not None and "a:scripted/x" in c.overall.reason

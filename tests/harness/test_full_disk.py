@@ -144,7 +144,7 @@ def test_a_full_disk_in_an_item_stops_the_run_and_exits_3(
     config = RunConfig(
         fixtures=(TINY,),
         models=(),
-        agent=parse_agent("sim"),
+        agents=(parse_agent("sim"),),
         trials=5,
         concurrency=1,
         runs_dir=tmp_path / "runs",

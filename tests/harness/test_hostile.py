@@ -30,7 +30,7 @@ def _run_hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, tim
     config = RunConfig(
         fixtures=(TINY,),
         models=("hostile/model",),
-        agent=parse_agent("prime-agent", HOSTILE),
+        agents=(parse_agent("prime-agent", HOSTILE),),
         runs_dir=tmp_path / "runs",
         timeout_s=timeout,
     )

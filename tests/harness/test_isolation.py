@@ -58,7 +58,7 @@ def test_agent_never_sees_the_answer_key(tmp_path: Path, user_home: Path) -> Non
     config = RunConfig(
         fixtures=(str(_sentinel_fixture(tmp_path)),),
         models=("spy/model",),
-        agent=parse_agent("prime-agent", SPY),
+        agents=(parse_agent("prime-agent", SPY),),
         runs_dir=tmp_path / "runs",
     )
     outcome = execute_run(config)
@@ -86,7 +86,7 @@ def test_concurrent_items_share_no_workdir_socket_or_home(
     config = RunConfig(
         fixtures=(str(TINY),),
         models=("spy/model",),
-        agent=parse_agent("prime-agent", SPY),
+        agents=(parse_agent("prime-agent", SPY),),
         trials=4,
         concurrency=4,
         runs_dir=tmp_path / "runs",

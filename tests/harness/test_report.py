@@ -153,7 +153,7 @@ def _sim_run(tmp_path: Path, concurrency: int, name: str, baseline: Path | None 
     config = RunConfig(
         fixtures=(TINY,),
         models=(),
-        agent=parse_agent("sim:flaky=0.5", seed=7),
+        agents=(parse_agent("sim:flaky=0.5", seed=7),),
         trials=8,
         concurrency=concurrency,
         runs_dir=tmp_path / name,

@@ -41,7 +41,7 @@ def run_sim(
     config = RunConfig(
         fixtures=(fixture,),
         models=(),
-        agent=parse_agent(f"sim:{behaviour}"),
+        agents=(parse_agent(f"sim:{behaviour}"),),
         timeout_s=timeout,
         runs_dir=tmp_path / "runs",
         **kw,  # type: ignore[arg-type]
@@ -128,7 +128,7 @@ def test_missing_binary_is_an_infrastructure_error(tmp_path: Path) -> None:
     config = RunConfig(
         fixtures=(TINY,),
         models=("anthropic/x",),
-        agent=parse_agent("prime-agent", str(tmp_path / "no-such-agent")),
+        agents=(parse_agent("prime-agent", str(tmp_path / "no-such-agent")),),
         runs_dir=tmp_path / "runs",
     )
     with pytest.raises(AgentLaunchError, match="not found") as refused:

@@ -44,7 +44,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
         config = RunConfig(
             fixtures=(TINY,),
             models=MODELS,
-            agent=parse_agent("sim", seed=seed),
+            agents=(parse_agent("sim", seed=seed),),
             trials=3,
             concurrency=2,
             runs_dir=runs,

@@ -31,7 +31,7 @@ def run(
     config = RunConfig(
         fixtures=FIXTURES,
         models=(),
-        agent=parse_agent(f"sim:{behaviour}", None, seed),
+        agents=(parse_agent(f"sim:{behaviour}", None, seed),),
         trials=auto.max_trials if auto else trials,
         concurrency=2,
         timeout_s=60.0,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from model_builders import make_item
 
+from harness.agents import parse_agent
 from harness.fixtures import load_fixture
 from harness.plan import SequentialSettings, WorkItem
 from harness.run.scheduler import Scheduler
@@ -15,6 +16,7 @@ from harness.run.sequential import SequentialPlanner, baseline_counts
 
 TINY = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
 MODEL = "p/m"
+AGENT = parse_agent("sim:honest")
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +26,10 @@ def fixture():  # type: ignore[no-untyped-def]
 
 def planner(fixture, baseline=None, kept=(), **settings):  # type: ignore[no-untyped-def]
     name = fixture.manifest.name
-    counts = {(name, MODEL): baseline} if baseline is not None else None
-    return SequentialPlanner([fixture], [MODEL], SequentialSettings(**settings), 0.05, counts, kept)
+    counts = {(name, AGENT.label(), MODEL): baseline} if baseline is not None else None
+    return SequentialPlanner(
+        [fixture], [(AGENT, [MODEL])], SequentialSettings(**settings), 0.05, counts, kept
+    )
 
 
 def take(p: SequentialPlanner) -> WorkItem:
@@ -134,8 +138,14 @@ def test_replaying_a_run_gives_the_same_decision_as_living_it(fixture) -> None: 
 def test_baseline_counts_match_cells_as_the_comparison_does() -> None:
     items = [make_item("a", t, t != 3, model="x/base") for t in (1, 2, 3)]
     items.append(make_item("a", 4, False, model="x/base", status="error"))
-    assert baseline_counts(items, ["x/cand"]) == {("a", "x/cand"): (2, 3)}
-    assert baseline_counts(items, ["x/base", "x/other"]) == {("a", "x/base"): (2, 3)}
+    assert baseline_counts(items, ["b"], ["x/cand"]) == {("a", "b", "x/cand"): (2, 3)}
+    assert baseline_counts(items, ["b"], ["x/base", "x/other"]) == {
+        ("a", "b", "x/base"): (2, 3)
+    }
+    # Several agents: matched by name; the baseline's one agent is one of the candidate's.
+    assert baseline_counts(items, ["sim:honest", "c"], ["x/base"]) == {
+        ("a", "sim:honest", "x/base"): (2, 3)
+    }
 
 
 def test_the_scheduler_runs_a_planner_until_it_is_exhausted(fixture) -> None:  # type: ignore[no-untyped-def]

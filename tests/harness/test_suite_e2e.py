@@ -34,7 +34,7 @@ def run(tmp_path: Path, behaviour: str, fixtures: tuple[str, ...]):  # type: ign
     config = RunConfig(
         fixtures=fixtures,
         models=(),
-        agent=parse_agent(f"sim:{behaviour}"),
+        agents=(parse_agent(f"sim:{behaviour}"),),
         concurrency=2,
         timeout_s=120.0,
         runs_dir=tmp_path / "runs",
