@@ -268,11 +268,11 @@ def plan_identity(config: RunConfig, fixtures: Sequence[Fixture]) -> dict[str, o
         "seed": config.agents[0].seed,
         "timeout_s": config.timeout_s,
     }
-    labels = [a.label() for a in config.agents]
-    if len(labels) == 1:
-        identity["agent"] = labels[0]
-    else:
-        identity["agents"] = labels
+    conditions = agent_models(config)
+    if len(conditions) == 1:
+        identity["agent"] = conditions[0][0].label()
+    else:  # each agent with the models it runs
+        identity["agents"] = [[agent.label(), list(models)] for agent, models in conditions]
     if config.only_keys:
         identity["only_keys"] = sorted(config.only_keys)
     if config.sequential is not None:

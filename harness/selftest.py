@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.agents import adapter_class
+from harness.agents import adapter_class, parse_agents
 from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
 from harness.fixtures import load_fixture
@@ -39,7 +39,8 @@ DEFAULT_FIXTURES = ("json-events",)
 
 
 class ModelServer(Protocol):
-    """What selftest needs of a model server: where it is and what it served."""
+    """What selftest needs of a model server: where it is and what it served, per model
+    API (the agents of one selftest share it)."""
 
     @property
     def provider(self) -> str: ...
@@ -49,9 +50,17 @@ class ModelServer(Protocol):
 
     def models_json(self) -> dict[str, Any]: ...
 
-    def requests_served(self, model: str | None = None, fixture: str | None = None) -> int: ...
+    def requests_served(
+        self, model: str | None = None, fixture: str | None = None, api: str | None = None
+    ) -> int: ...
 
-    def billed(self, model: str | None = None, fixture: str | None = None) -> Billed: ...
+    def billed(
+        self,
+        model: str | None = None,
+        fixture: str | None = None,
+        caller: str | None = None,
+        api: str | None = None,
+    ) -> Billed: ...
 
     @property
     def prices_per_mtok(self) -> Mapping[str, float]: ...
@@ -102,6 +111,8 @@ class SelftestRow:
     #: The item's cost as the harness priced it (at the server's prices), and the bill's.
     cost_usd: float | None = None
     billed_usd: float = 0.0
+    #: The agent that ran it (its label).
+    agent: str = ""
 
     @property
     def verdict_ok(self) -> bool:
@@ -135,6 +146,8 @@ class SelftestRow:
 class SelftestOutcome:
     rows: tuple[SelftestRow, ...]
     run_dir: Path
+    #: The run's agents, in ``--agent`` order.
+    agents: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -154,6 +167,20 @@ def agent_binary(agent: str, explicit: str | None) -> str | None:
     return explicit or (os.environ.get(var) if var else None) or None
 
 
+def with_binaries(agents: Sequence[str], explicit: Sequence[str]) -> tuple[str, ...]:
+    """``--agent-bin`` values for ``parse_agents``: those given, and for each agent without
+    one the binary its variable names (:func:`agent_binary`), as ``AGENT=PATH``."""
+    given = parse_agents(agents, explicit) if explicit else ()
+    out = list(explicit)
+    for n, agent in enumerate(agents):
+        if given and given[n].binary != given[n].default_binary:
+            continue  # given on the command line
+        found = agent_binary(agent, None)
+        if found is not None:
+            out.append(f"{agent}={found}")
+    return tuple(out)
+
+
 def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
     """The scripted behaviours for the model API this agent speaks."""
     from scripted_model import SCRIPTS_BY_API
@@ -163,31 +190,72 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
     return SCRIPTS_BY_API[agent.model_api]
 
 
+def cases_for(agent: AgentAdapter) -> list[SelftestCase]:
+    """The agent's scripted behaviours as selftest cases (what each must be judged)."""
+    return [
+        SelftestCase(s.name, s.expected_status, s.expected_failing, s.may_fail)
+        for s in scripts_for(agent).values()
+    ]
+
+
+def shared_cases(
+    agents: Sequence[AgentAdapter],
+) -> tuple[tuple[str, ...], dict[tuple[str, str], SelftestCase]]:
+    """The scripts every agent has (in the first agent's order), and each agent's case for
+    them by (agent label, script): several agents run the same models, one per script."""
+    per_agent = {a.label(): {c.script: c for c in cases_for(a)} for a in agents}
+    first = per_agent[agents[0].label()]
+    common = tuple(s for s in first if all(s in mine for mine in per_agent.values()))
+    if not common:
+        raise UsageError(
+            "selftest: these agents share no scripted behaviour: "
+            + ", ".join(a.label() for a in agents)
+        )
+    cases = {(label, s): mine[s] for label, mine in per_agent.items() for s in common}
+    return common, cases
+
+
+def scripted_env(server: ModelServer, agents: Sequence[AgentAdapter], home: Path) -> dict[str, str]:
+    """Every agent pointed at the server (their configuration written into ``home``); the
+    variables they need, refused when two agents need one variable set two ways."""
+    env: dict[str, str] = {}
+    for agent in agents:
+        for name, value in agent.scripted_endpoint(
+            server.base_url, server.models_json(), home
+        ).items():
+            if env.setdefault(name, value) != value:
+                raise UsageError(f"selftest: the agents need {name} set two ways")
+    return env
+
+
 def run_selftest(
     server: ModelServer,
-    cases: Sequence[SelftestCase],
-    agent: AgentAdapter,
+    agents: Sequence[AgentAdapter],
     fixtures: Sequence[str] = DEFAULT_FIXTURES,
     concurrency: int = 1,
     runs_dir: Path = Path("runs"),
     timeout_s: float = SELFTEST_TIMEOUT_S,
     progress: Progress | None = None,
 ) -> SelftestOutcome:
-    """Run every case on every fixture with the real agent and compare the verdicts."""
-    require_agent(agent)  # nine "agent could not start" rows tell nothing a line would not
-    by_model = {f"{server.provider}/{c.script}": c for c in cases}
+    """Run every script on every fixture with each real agent, in one run (the agent a
+    dimension of it when there are several), and compare the verdicts and the bills."""
+    for agent in agents:  # rows of "agent could not start" tell nothing a line would not
+        require_agent(agent)
+    scripts, cases = shared_cases(agents)
+    models = tuple(f"{server.provider}/{script}" for script in scripts)
     # Each script is a model the server charges for at its own prices; the agent may name it
     # with or without the provider (the table's lookup tries both).
     prices = PriceTable.from_mapping(
-        {c.script: dict(server.prices_per_mtok) for c in cases}, "the scripted server's prices"
+        {script: dict(server.prices_per_mtok) for script in scripts},
+        "the scripted server's prices",
     )
     home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
     try:
-        env = agent.scripted_endpoint(server.base_url, server.models_json(), home)
+        env = scripted_env(server, agents, home)
         config = RunConfig(
             fixtures=tuple(fixtures),
-            models=tuple(by_model),
-            agents=(agent,),
+            models=models,
+            agents=tuple(agents),
             concurrency=concurrency,
             timeout_s=timeout_s,
             runs_dir=runs_dir,
@@ -198,13 +266,16 @@ def run_selftest(
         outcome = execute_run(config, progress)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+    apis = {a.label(): a.model_api for a in agents}
     rows = []
     one_fixture = len({item.fixture for item in outcome.report.items}) == 1
     for item in outcome.report.items:
-        case = by_model[item.model]
-        # With one fixture, everything billed to the item's model is the item's (the
-        # client's internal calls name no fixture); with several, the fixture's share.
-        bill = server.billed(case.script, None if one_fixture else item.fixture)
+        script = item.model.removeprefix(f"{server.provider}/")
+        case = cases[(item.agent, script)]
+        api = apis[item.agent]
+        # With one fixture, everything billed to the item's model by its agent's API is the
+        # item's (the client's internal calls name no fixture); with several, the fixture's.
+        bill = server.billed(script, None if one_fixture else item.fixture, api=api)
         usage = item.score.usage
         rows.append(
             SelftestRow(
@@ -214,24 +285,29 @@ def run_selftest(
                 failing=item.failed_criteria,
                 error=item.facts.error,
                 turns=item.score.turns,
-                server_requests=server.requests_served(case.script, item.fixture),
+                server_requests=server.requests_served(script, item.fixture, api),
                 item_dir=str(outcome.run_dir / "items" / item.item_dir),
                 tokens=item.score.tokens_used,
                 billed=bill.total,
                 usage_complete=usage is not None and usage.complete,
                 cost_usd=item.cost_usd,
                 billed_usd=bill.usd,
+                agent=item.agent,
             )
         )
-    rows.sort(key=lambda r: (r.fixture, [c.script for c in cases].index(r.case.script)))
-    return SelftestOutcome(tuple(rows), outcome.run_dir)
+    labels = [a.label() for a in agents]
+    rows.sort(key=lambda r: (r.fixture, labels.index(r.agent), scripts.index(r.case.script)))
+    return SelftestOutcome(tuple(rows), outcome.run_dir, tuple(labels))
 
 
 def render_table(outcome: SelftestOutcome) -> str:
-    """The selftest table: one row per fixture x script."""
-    header = (
+    """The selftest table: one row per fixture x script (x agent, with several)."""
+    several = len(outcome.agents) > 1
+    header: tuple[str, ...] = (
         "fixture", "script", "expected", "actual", "turns", "requests", "tokens", "cost", "ok"
     )  # fmt: skip
+    if several:
+        header = ("agent", *header)
     body = []
     for r in outcome.rows:
         expected = _verdict(r.case.expected_status, r.case.expected_failing)
@@ -240,6 +316,7 @@ def render_table(outcome: SelftestOutcome) -> str:
         actual = r.error if r.status == "error" and r.error else _verdict(r.status, r.failing)
         body.append(
             (
+                *((r.agent,) if several else ()),
                 r.fixture,
                 r.case.script,
                 expected,

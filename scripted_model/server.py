@@ -40,14 +40,16 @@ from scripted_model.scripts import (
 #: tool), Anthropic Messages with Claude Code's tools (``Agent``, ``Read``, ``Write``), and
 #: Anthropic Messages with opencode's (``task``, ``read``, ``write``).
 OPENCODE_MESSAGES_API = "anthropic-messages:opencode"
+CLAUDE_MESSAGES_API = "anthropic-messages"
+COMPLETIONS_API = "openai-completions"
 SCRIPTS_BY_API: dict[str, dict[str, Any]] = {
-    "openai-completions": dict(SCRIPTS),
-    "anthropic-messages": dict(CLAUDE_SCRIPTS),
+    COMPLETIONS_API: dict(SCRIPTS),
+    CLAUDE_MESSAGES_API: dict(CLAUDE_SCRIPTS),
     OPENCODE_MESSAGES_API: dict(OPENCODE_SCRIPTS),
 }
 #: The APIs answered on ``/v1/messages``, and their scripts.
 MESSAGES_SCRIPTS: dict[str, messages_api.MessagesScripts] = {
-    "anthropic-messages": CLAUDE_SCRIPTS,
+    CLAUDE_MESSAGES_API: CLAUDE_SCRIPTS,
     OPENCODE_MESSAGES_API: OPENCODE_SCRIPTS,
 }
 #: The provider name the agent home's models.json declares; model selectors are
@@ -141,20 +143,21 @@ class ScriptedModelServer:
         model_api: str | None = None,
     ):
         """``model_api`` picks what ``/v1/messages`` plays: the scripts of the client that
-        speaks it (:data:`MESSAGES_SCRIPTS`; default, and any other API: Claude Code's)."""
+        speaks it (:data:`MESSAGES_SCRIPTS`). None (the default): each request's client, told
+        by its User-Agent (opencode's ``opencode/...``; any other: Claude Code's), so one
+        server plays several agents of one run; bills and request counts are kept per API."""
         self.oracle = oracle
         self.provider = PROVIDER
         self.prices_per_mtok = dict(PRICES_PER_MTOK)
         self.request_log = request_log
         self.scripts = dict(scripts or SCRIPTS)
         self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)
-        self.messages_scripts: messages_api.MessagesScripts = MESSAGES_SCRIPTS.get(
-            model_api or "", self.claude_scripts
-        )
+        self.model_api = model_api
         self._lock = threading.Lock()
-        self._requests: Counter[tuple[str, str | None]] = Counter()
-        #: (model, caller, fixture) -> what was billed for those requests.
-        self._bills: dict[tuple[str, str, str | None], Bill] = {}
+        #: (API, model, fixture) -> requests answered.
+        self._requests: Counter[tuple[str, str, str | None]] = Counter()
+        #: (API, model, caller, fixture) -> what was billed for those requests.
+        self._bills: dict[tuple[str, str, str, str | None], Bill] = {}
         #: (model, shard path) -> when a child about that shard first asked, and when the
         #: parent's spawn cell for those shards was served (what ``early-exit`` waits on).
         self._child_seen: dict[tuple[str, str], float] = {}
@@ -193,8 +196,22 @@ class ScriptedModelServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def requests_served(self, model: str | None = None, fixture: str | None = None) -> int:
-        """Completion requests answered, for one model id and/or fixture (None: any).
+    def messages_api_of(self, user_agent: str) -> str:
+        """The Messages API (:data:`MESSAGES_SCRIPTS`) a request is played with: the
+        server's own, else its client's, told by the User-Agent."""
+        if self.model_api in MESSAGES_SCRIPTS:
+            return self.model_api
+        if user_agent.startswith("opencode/"):
+            return OPENCODE_MESSAGES_API
+        return CLAUDE_MESSAGES_API
+
+    def messages_scripts(self, api: str) -> messages_api.MessagesScripts:
+        return self.claude_scripts if api == CLAUDE_MESSAGES_API else MESSAGES_SCRIPTS[api]
+
+    def requests_served(
+        self, model: str | None = None, fixture: str | None = None, api: str | None = None
+    ) -> int:
+        """Requests answered, for one model id, fixture and/or API (None: any).
 
         A request is attributed to a fixture by the shard files its conversation names; an
         internal request of the product that names none counts under no fixture.
@@ -202,30 +219,44 @@ class ScriptedModelServer:
         with self._lock:
             return sum(
                 n
-                for (m, fx), n in self._requests.items()
-                if (model is None or m == model) and (fixture is None or fx == fixture)
+                for (a, m, fx), n in self._requests.items()
+                if (model is None or m == model)
+                and (fixture is None or fx == fixture)
+                and (api is None or a == api)
             )
 
-    def bill(self, model: str, caller: str, files: list[str], usage: Bill) -> None:
+    def bill(
+        self,
+        model: str,
+        caller: str,
+        files: list[str],
+        usage: Bill,
+        api: str = COMPLETIONS_API,
+    ) -> None:
         """Book one answered request's usage (``caller``: parent, child or internal)."""
         fixture = self.oracle.fixture_of(files[0]) if files else None
         with self._lock:
-            key = (model, caller, fixture)
+            key = (api, model, caller, fixture)
             self._bills[key] = self._bills.get(key, Bill()) + usage
 
     def billed(
-        self, model: str | None = None, fixture: str | None = None, caller: str | None = None
+        self,
+        model: str | None = None,
+        fixture: str | None = None,
+        caller: str | None = None,
+        api: str | None = None,
     ) -> Bill:
-        """What was billed for one model, fixture and/or caller (None: any). Requests that
-        name no fixture (the client's internal calls) count under no fixture: with
+        """What was billed for one model, fixture, caller and/or API (None: any). Requests
+        that name no fixture (the client's internal calls) count under no fixture: with
         ``fixture`` given they are left out."""
         with self._lock:
             found = Bill()
-            for (m, c, fx), bill in self._bills.items():
+            for (a, m, c, fx), bill in self._bills.items():
                 if (
                     (model is None or m == model)
                     and (fixture is None or fx == fixture)
                     and (caller is None or c == caller)
+                    and (api is None or a == api)
                 ):
                     found = found + bill
             return found
@@ -258,12 +289,17 @@ class ScriptedModelServer:
             time.sleep(CHILDREN_POLL_S)
 
     def record_request(
-        self, model: str, files: list[str], body: dict[str, Any], answer: str
+        self,
+        model: str,
+        files: list[str],
+        body: dict[str, Any],
+        answer: str,
+        api: str = COMPLETIONS_API,
     ) -> None:
         """Count a request about ``files`` (by their fixture); log it with a request log."""
         fixture = self.oracle.fixture_of(files[0]) if files else None
         with self._lock:
-            self._requests[(model, fixture)] += 1
+            self._requests[(api, model, fixture)] += 1
             if self.request_log is not None:
                 entry = {"model": model, "answer": answer, "request": body}
                 with self.request_log.open("a", encoding="utf-8") as fh:
@@ -444,10 +480,11 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(payload)
 
         def _messages(self, raw: bytes) -> None:
+            api = server.messages_api_of(self.headers.get("user-agent") or "")
             try:
                 body = json.loads(raw)
                 model, conv, action = messages_api.plan_answer(
-                    body, server.messages_scripts, server.oracle
+                    body, server.messages_scripts(api), server.oracle
                 )
             except ValueError:
                 error = messages_api.MessagesError(400, "invalid_request_error", "not JSON")
@@ -456,7 +493,9 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             except messages_api.MessagesError as error:
                 self._json(error.status, error.body())
                 return
-            server.record_request(model, conv.shard_files(), body, messages_api.describe(action))
+            server.record_request(
+                model, conv.shard_files(), body, messages_api.describe(action), api
+            )
             if isinstance(action, ModelFailure):
                 failure = messages_api.MessagesError(action.status, "api_error", action.message)
                 self._json(failure.status, failure.body())
@@ -482,6 +521,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                     usage["cache_creation_input_tokens"],
                     requests=1,
                 ),
+                api,
             )
             if not body.get("stream"):
                 self._json(200, messages_api.message_json(model, action, len(raw), cached))

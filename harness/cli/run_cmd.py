@@ -328,6 +328,21 @@ _STORED = {
 }
 
 
+def _given_models(stored: RunOptions) -> tuple[str, ...]:
+    """The ``--model`` values that give a stored run its agents' models again: with one
+    agent, its models; with several, every agent's models but the defaults a simulated one
+    took for want of sim/ models (given again, they would go to every simulated agent)."""
+    from harness.agents import parse_agent
+
+    if len(stored.agents) <= 1:
+        return stored.models
+    given: dict[str, None] = {}
+    for agent in stored.agents:
+        if agent.models != parse_agent(agent.agent).default_models():
+            given.update(dict.fromkeys(agent.models))
+    return tuple(given)
+
+
 def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: RunOptions) -> None:
     """With --resume, every option not given explicitly comes from the original run."""
 
@@ -340,7 +355,7 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: RunOp
     if unset("fixtures"):
         options["fixtures"] = stored.fixture_paths or stored.fixtures
     if unset("models"):
-        options["models"] = stored.models
+        options["models"] = _given_models(stored)
     if unset("agents"):
         options["agents"] = tuple(a.agent for a in stored.agents)
         if unset("agent_bins"):

@@ -16,16 +16,21 @@ from harness.cli.params import runs_dir_option
 @click.command("selftest")
 @option(
     "--agent",
-    default=DEFAULT_AGENT,
+    "agents",
+    multiple=True,
+    default=(DEFAULT_AGENT,),
     metavar="NAME",
-    help=f"The real agent to check. {agents_help(only_selftest=True)}.",
+    help="The real agent to check; repeat to check several in one run (the scripts they "
+    f"share, the agent a dimension of the report). {agents_help(only_selftest=True)}.",
 )
 @option(
     "--agent-bin",
-    default=None,
+    "agent_bins",
+    multiple=True,
+    metavar="[AGENT=]PATH",
     help="Path or name of the agent's binary (default: $PRIME_AGENT_BIN for prime-agent, "
     "$CLAUDE_CODE_BIN for claude-code, $OPENCODE_BIN for opencode, else the agent's own "
-    "name on PATH).",
+    "name on PATH); with several --agent, AGENT=PATH for each.",
 )
 @option(
     "--fixture",
@@ -41,8 +46,8 @@ from harness.cli.params import runs_dir_option
 @option("--timeout", default=300.0, type=float, help="Seconds before one agent run is stopped.")
 @translate_errors
 def selftest_cmd(
-    agent: str,
-    agent_bin: str | None,
+    agents: tuple[str, ...],
+    agent_bins: tuple[str, ...],
     fixtures: tuple[str, ...],
     concurrency: int,
     runs_dir: Path,
@@ -56,29 +61,19 @@ def selftest_cmd(
     each script as one model through the normal run path and prints: script, expected
     verdict, actual verdict, ok. Exits 0 iff every row holds.
     """
-    from harness.agents import parse_agent
+    from harness.agents import parse_agents
     from harness.report.progress import Progress
-    from harness.selftest import (
-        SelftestCase,
-        agent_binary,
-        fixture_manifests,
-        render_table,
-        run_selftest,
-        scripts_for,
-    )
+    from harness.selftest import fixture_manifests, render_table, run_selftest, with_binaries
     from scripted_model import Oracle, ScriptedModelServer
 
-    adapter = parse_agent(agent, agent_binary(agent, agent_bin))
-    cases = [
-        SelftestCase(s.name, s.expected_status, s.expected_failing, s.may_fail)
-        for s in scripts_for(adapter).values()
-    ]
+    adapters = parse_agents(agents, with_binaries(agents, agent_bins))
     oracle = Oracle.from_manifests(fixture_manifests(fixtures))
-    with ScriptedModelServer(oracle, model_api=adapter.model_api) as server:
+    # One server plays every agent's API (a Messages request by its client's User-Agent).
+    api = adapters[0].model_api if len(adapters) == 1 else None
+    with ScriptedModelServer(oracle, model_api=api) as server:
         outcome = run_selftest(
             server,
-            cases,
-            agent=adapter,
+            adapters,
             fixtures=fixtures,
             concurrency=concurrency,
             runs_dir=runs_dir,

@@ -168,3 +168,32 @@ def test_usage_and_efficiency_lines() -> None:
         "efficiency: 132 tokens per shard; children 60% of tokens; 9 spawns for 8 shards "
         "(1.12); at most 4 children at once; children's busy time 2.50x the parent's wall time"
     )
+
+
+def test_version_6_reads_as_one_agent_everywhere() -> None:
+    """Before the agent was a dimension, a run had one: every item, summary, overall rate
+    and option names it; comparison cells pair the runs' only agents (agent "")."""
+    raw = json.loads((REPORTS / "v6.json").read_text())
+    report = load_report(REPORTS / "v6.json")
+    jsonschema.validate(report.to_dict(), report_schema())
+    label = raw["options"]["agent"]
+    assert label == "sim"
+    assert {i.agent for i in report.items} == {label}
+    assert {s.agent for s in report.summary} == {label}
+    assert {o.agent for o in report.overall} == {label}
+    (agent,) = report.options.agents
+    assert (agent.agent, agent.kind, agent.models) == (
+        label,
+        "sim",
+        tuple(raw["options"]["models"]),
+    )
+    assert report.agents is None
+    cmp = report.comparison
+    assert cmp is not None and cmp.cost is not None
+    assert [f.agent for f in cmp.fixtures] == [""] * len(raw["comparison"]["fixtures"])
+    assert [r.agent for r in cmp.cost.fixtures] == [""] * len(cmp.cost.fixtures)
+    assert cmp.cost.overall.agent == "*"
+    # Nothing else moved: the verdicts and figures are the old report's.
+    assert [i.key for i in report.items] == [i["key"] for i in raw["items"]]
+    assert cmp.overall.verdict == raw["comparison"]["overall"]["verdict"]
+    assert [s.rate for s in report.summary] == [s["rate"] for s in raw["summary"]]

@@ -139,9 +139,7 @@ def test_baseline_counts_match_cells_as_the_comparison_does() -> None:
     items = [make_item("a", t, t != 3, model="x/base") for t in (1, 2, 3)]
     items.append(make_item("a", 4, False, model="x/base", status="error"))
     assert baseline_counts(items, ["b"], ["x/cand"]) == {("a", "b", "x/cand"): (2, 3)}
-    assert baseline_counts(items, ["b"], ["x/base", "x/other"]) == {
-        ("a", "b", "x/base"): (2, 3)
-    }
+    assert baseline_counts(items, ["b"], ["x/base", "x/other"]) == {("a", "b", "x/base"): (2, 3)}
     # Several agents: matched by name; the baseline's one agent is one of the candidate's.
     assert baseline_counts(items, ["sim:honest", "c"], ["x/base"]) == {
         ("a", "sim:honest", "x/base"): (2, 3)
