@@ -164,9 +164,14 @@ def versus_line(v: AgentVersus) -> str:
         f"{v.agent} against {v.reference}: {VERSUS_WORDS.get(o.verdict, o.verdict)}, "
         f"{format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)} over {plural(o.strata, 'fixture')}"
     )
-    if v.comparison.cost is not None:
-        text += f"; {cost_comparison_line(v.comparison.cost, f'{v.reference}' + chr(39) + 's')}"
-    return text
+    cost = versus_cost_line(v)
+    return text if cost is None else f"{text}; {cost}"
+
+
+def versus_cost_line(v: AgentVersus) -> str | None:
+    """The cost verdict of an agent against the reference (None: not compared)."""
+    cost = v.comparison.cost
+    return None if cost is None else cost_comparison_line(cost, f"{v.reference}'s")
 
 
 def agents_lines(agents: AgentsComparison) -> list[str]:

@@ -4,6 +4,10 @@ Each function takes records of :mod:`harness.model` and returns one ``<svg>`` el
 (:mod:`harness.report.svg` draws them), or ``None`` when the chart would carry no
 information (every value the same, nothing failed): the page then leaves it out rather
 than show an empty or flat picture.
+
+In a run of several agents (``with_agent``) every fixture x model row or point names its
+agent too: ``fixture · agent · model``
+(:func:`harness.model.text.condition_label`), so the charts name conditions as the tables do.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from harness.model.item import ItemResult
 from harness.model.story import TimelineEvent
 from harness.model.summary import MEASURES, FixtureSummary, ModelOverall, PerResolved
 from harness.model.text import (
+    condition_label,
     format_amount,
     format_ci,
     format_pct,
@@ -56,25 +61,27 @@ def measure_text(measure: str, value: float) -> str:
     return f"{value:g}"
 
 
-def _label(fixture: str, model: str) -> str:
-    return f"{fixture} · {model}"
+def _label(fixture: str, agent: str, model: str, with_agent: bool = True) -> str:
+    """``fixture · model``, or ``fixture · agent · model`` where the agent is a dimension."""
+    return f"{fixture} · {condition_label(agent, model, with_agent)}"
 
 
 def _colour(index: int) -> str:
     return svg.SERIES_COLOURS[index % len(svg.SERIES_COLOURS)]
 
 
-def rates_chart(summary: Sequence[FixtureSummary]) -> str:
-    """Resolved rate per fixture x model with its 95% interval, a colour per model."""
-    models = sorted({s.model for s in summary})
+def rates_chart(summary: Sequence[FixtureSummary], with_agent: bool = False) -> str:
+    """Resolved rate per fixture x model (x agent) with its 95% interval, a colour per
+    model (per agent x model)."""
+    models = sorted({condition_label(s.agent, s.model, with_agent) for s in summary})
     rows = [
         svg.IntervalRow(
-            label=_label(s.fixture, s.model),
+            label=_label(s.fixture, s.agent, s.model, with_agent),
             value=100 * s.rate,
             low=100 * s.ci[0],
             high=100 * s.ci[1],
-            colour=_colour(models.index(s.model)),
-            tooltip=f"{s.fixture} · {s.model}: {s.resolved}/{s.n} resolved "
+            colour=_colour(models.index(condition_label(s.agent, s.model, with_agent))),
+            tooltip=f"{_label(s.fixture, s.agent, s.model, with_agent)}: {s.resolved}/{s.n} resolved "
             f"({100 * s.rate:.1f}%, 95% CI [{100 * s.ci[0]:.1f}, {100 * s.ci[1]:.1f}]), "
             f"{s.errors} errors",
         )
@@ -92,20 +99,20 @@ def rates_chart(summary: Sequence[FixtureSummary]) -> str:
     )
 
 
-def criteria_chart(summary: Sequence[FixtureSummary]) -> str | None:
-    """Share of scored items failing each criterion, one bar per fixture x model; None
-    when no criterion failed anywhere."""
+def criteria_chart(summary: Sequence[FixtureSummary], with_agent: bool = False) -> str | None:
+    """Share of scored items failing each criterion, one bar per fixture x model (x agent);
+    None when no criterion failed anywhere."""
     names = list(criterion_names())
     series = []
     for i, s in enumerate(summary):
         fails = [s.n - s.criteria[c].count if c in s.criteria else 0 for c in names]
+        label = _label(s.fixture, s.agent, s.model, with_agent)
         series.append(
             svg.BarSeries(
-                name=_label(s.fixture, s.model),
+                name=label,
                 values=[100 * f / s.n if s.n else 0.0 for f in fails],
                 tooltips=[
-                    f"{s.fixture} · {s.model}: {f}/{s.n} fail {c}"
-                    for f, c in zip(fails, names, strict=True)
+                    f"{label}: {f}/{s.n} fail {c}" for f, c in zip(fails, names, strict=True)
                 ],
                 colour=_colour(i),
                 labels=[f"{f}/{s.n}" for f in fails],
@@ -120,9 +127,9 @@ def criteria_chart(summary: Sequence[FixtureSummary]) -> str | None:
 
 def forest_chart(cmp: Comparison) -> str:
     """Per-fixture and overall differences (pp) with intervals, coloured by verdict, over
-    the threshold band."""
+    the threshold band; a cell names its agent where the comparison has that dimension."""
     rows: list[tuple[str, FixtureComparison | OverallComparison]] = [
-        (_label(f.fixture, f.model), f) for f in cmp.fixtures if f.ci
+        (_label(f.fixture, f.agent, f.model), f) for f in cmp.fixtures if f.ci
     ]
     if cmp.overall.delta is not None and cmp.overall.ci:
         rows.append(("overall", cmp.overall))
@@ -153,15 +160,18 @@ def forest_chart(cmp: Comparison) -> str:
     )
 
 
-def measure_chart(items: Sequence[ItemResult], measure: str) -> str | None:
-    """The distribution of one efficiency measure per fixture x model (scored items only);
-    None when every item has the same value."""
+def measure_chart(
+    items: Sequence[ItemResult], measure: str, with_agent: bool = False
+) -> str | None:
+    """The distribution of one efficiency measure per fixture x model (x agent; scored
+    items only); None when every item has the same value."""
     groups: dict[str, tuple[list[float], list[str]]] = {}
     for item in items:
         value = item.measure(measure)
         if item.status == "error" or value is None:
             continue
-        values, keys = groups.setdefault(_label(item.fixture, item.model), ([], []))
+        label = _label(item.fixture, item.agent, item.model, with_agent)
+        values, keys = groups.setdefault(label, ([], []))
         values.append(value)
         keys.append(f"{item.key}: {measure_text(measure, value)}")
     every = {v for values, _ in groups.values() for v in values}
@@ -176,27 +186,28 @@ def measure_chart(items: Sequence[ItemResult], measure: str) -> str | None:
     )
 
 
-def measure_charts(items: Sequence[ItemResult]) -> dict[str, str]:
+def measure_charts(items: Sequence[ItemResult], with_agent: bool = False) -> dict[str, str]:
     """The measures whose chart carries information, by measure."""
-    charts = {m: measure_chart(items, m) for m in MEASURES}
+    charts = {m: measure_chart(items, m, with_agent) for m in MEASURES}
     return {m: chart for m, chart in charts.items() if chart is not None}
 
 
 @dataclass(frozen=True)
 class ModelCost:
-    """One model's cost per resolved item over the run (its scored items of every fixture
-    pooled) beside its overall resolved rate."""
+    """One agent x model's cost per resolved item over the run (its scored items of every
+    fixture pooled) beside its overall resolved rate; ``label`` is how its point is named
+    (the model, or ``agent · model`` in a run of several agents)."""
 
-    model: str
+    label: str
     per_resolved: PerResolved
     overall: ModelOverall
 
 
 @dataclass(frozen=True)
 class CostView:
-    """What the cost-against-rate chart shows: one unit for every model (``usd`` when every
-    scored item has a price, else ``tokens``), the models with a point, and why the others
-    have none."""
+    """What the cost-against-rate chart shows: one unit for every point (``usd`` when every
+    scored item has a price, else ``tokens``), the agent x models with a point, and why the
+    others have none."""
 
     unit: Literal["usd", "tokens"]
     models: tuple[ModelCost, ...]
@@ -213,34 +224,38 @@ class CostView:
         )
 
 
-def cost_view(items: Sequence[ItemResult], overall: Sequence[ModelOverall]) -> CostView:
-    """Each model's total cost over its resolved items (scored items only, as the summaries
-    count them), in USD when every scored item of the run has a price, else in tokens for
-    all; a model that resolved nothing, or used no tokens, has no point."""
+def cost_view(
+    items: Sequence[ItemResult], overall: Sequence[ModelOverall], with_agent: bool = False
+) -> CostView:
+    """Each agent x model's total cost over its resolved items (scored items only, as the
+    summaries count them), in USD when every scored item of the run has a price, else in
+    tokens for all; one that resolved nothing, or used no tokens, has no point.
+    ``with_agent``: the points are named ``agent · model`` (a run of several agents)."""
     scored = [i for i in items if i.status != "error"]
     unpriced = sum(1 for i in scored if i.cost_usd is None)
     unit: Literal["usd", "tokens"] = "usd" if scored and not unpriced else "tokens"
     models, left_out = [], []
     for row in overall:
-        mine = [i for i in scored if i.model == row.model]
+        label = condition_label(row.agent, row.model, with_agent)
+        mine = [i for i in scored if i.model == row.model and i.agent == row.agent]
         costs = [
             float(i.score.tokens_used) if unit == "tokens" else i.cost_usd or 0.0 for i in mine
         ]
         entry = per_resolved(costs, [i.resolved for i in mine])
         if not mine:
-            left_out.append(f"{row.model}: no scored item")
+            left_out.append(f"{label}: no scored item")
         elif unit == "tokens" and entry.total == 0:
-            left_out.append(f"{row.model}: no tokens recorded")
+            left_out.append(f"{label}: no tokens recorded")
         elif entry.value is None:
-            left_out.append(f"{row.model}: no resolved item, so no cost per resolved item")
+            left_out.append(f"{label}: no resolved item, so no cost per resolved item")
         else:
-            models.append(ModelCost(row.model, entry, row))
+            models.append(ModelCost(label, entry, row))
     return CostView(unit, tuple(models), tuple(left_out), unpriced)
 
 
 def cost_points(view: CostView) -> list[svg.ScatterPoint]:
-    """A point per model: x its cost per resolved item (with its interval when bounded),
-    y its overall resolved rate in % (with its interval)."""
+    """A point per agent x model: x its cost per resolved item (with its interval when
+    bounded), y its overall resolved rate in % (with its interval)."""
     points = []
     for i, m in enumerate(view.models):
         value = m.per_resolved.value
@@ -253,9 +268,9 @@ def cost_points(view: CostView) -> list[svg.ScatterPoint]:
             svg.ScatterPoint(
                 x=value,
                 y=100 * o.rate,
-                label=m.model,
+                label=m.label,
                 colour=_colour(i),
-                tooltip=f"{m.model}: {format_per_resolved(m.per_resolved, view.unit)}, "
+                tooltip=f"{m.label}: {format_per_resolved(m.per_resolved, view.unit)}, "
                 f"{format_amount(m.per_resolved.total, view.unit)} for "
                 f"{m.per_resolved.resolved}/{m.per_resolved.n} resolved items; resolved rate "
                 f"{format_pct(o.rate)}, 95% CI {format_ci(o.ci)} "
@@ -270,8 +285,8 @@ def cost_points(view: CostView) -> list[svg.ScatterPoint]:
 
 
 def cost_chart(view: CostView) -> str | None:
-    """Cost per resolved item against resolved rate, a point per model, the
-    cheaper-and-better front joined and outlined; None when no model has a point."""
+    """Cost per resolved item against resolved rate, a point per agent x model, the
+    cheaper-and-better front joined and outlined; None when none has a point."""
     points = cost_points(view)
     if not points:
         return None
@@ -286,8 +301,9 @@ def cost_chart(view: CostView) -> str | None:
 
 
 def front_models(view: CostView) -> list[str]:
-    """The models on the cheaper-and-better front: none is both cheaper per resolved item
-    and at least as often resolved (or as cheap and more often resolved)."""
+    """The points (their labels) on the cheaper-and-better front over every agent x model:
+    no other is both cheaper per resolved item and at least as often resolved (or as cheap
+    and more often resolved)."""
     return [p.label for p in svg.cheaper_and_better(cost_points(view))]
 
 

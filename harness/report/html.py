@@ -5,17 +5,23 @@ tooltips are SVG titles), styles are inline, a few lines of script only filter t
 table, and the only links are relative ones to the items' own files. So the page opens from
 a CI artifact with no network and weighs kilobytes per item, not a chart library's
 megabytes.
+
+A run of several agents (``--agent`` repeated) names the agent in every fixture x model
+row (an ``agent`` column and ``data-agent``), its charts name ``fixture · agent · model``,
+and the agents stand side by side after the overall rates; a run of one agent has none of
+that.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.model.comparison import Comparison, CostComparison, CostRatio, fail_on_parts
+from harness.model.comparison import (
+    fail_on_parts,
+)
 from harness.model.item import ItemResult
 from harness.model.report import RunReport
 from harness.model.story import ItemStory
@@ -23,7 +29,7 @@ from harness.model.summary import FixtureSummary
 from harness.model.text import (
     baseline_label,
     budget_line,
-    cost_comparison_line,
+    condition_label,
     cost_text,
     efficiency_line,
     format_amount,
@@ -35,19 +41,21 @@ from harness.model.text import (
     format_per_resolved_ci,
     format_pp,
     format_ratio,
-    format_ratio_ci,
     format_usd,
     format_when,
     item_cause,
     item_reasons,
     plural,
     sequential_line,
+    several_agents,
     unit_label,
     unpriced_line,
     usage_line,
     verdict_line,
 )
 from harness.report import charts
+from harness.report.html_compare import agents_html, comparison_html
+from harness.report.html_parts import esc, item_anchor, number, row_attrs, row_cells, row_heads, td
 from scorers.criteria import criterion_names
 
 HTML_FILE = "report.html"
@@ -102,24 +110,6 @@ _JS = """
 """
 
 
-def _e(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def _num(value: object, digits: int = 0) -> str:
-    return "n/a" if not isinstance(value, int | float) else f"{value:,.{digits}f}"
-
-
-def _anchor(key: str) -> str:
-    return "item-" + "".join(c if c.isalnum() else "-" for c in key)
-
-
-def _cell(text: str, field: str, value: object = None, css: str = "", extra: str = "") -> str:
-    raw = "" if value is None else f' data-value="{_e(value)}"'
-    cls = f' class="{css}"' if css else ""
-    return f'<td data-field="{field}"{raw}{cls}{extra}>{_e(text)}</td>'
-
-
 def _budget(report: RunReport, run_dir: Path, tag: str, css: str) -> str:
     """The budget line (``id="budget"``): what the run spent of its limits, or that the
     budget ran out (why, and how to finish the items that did not start)."""
@@ -128,11 +118,11 @@ def _budget(report: RunReport, run_dir: Path, tag: str, css: str) -> str:
         return ""
     attrs = (
         f'id="budget" class="{css}" data-exhausted="{str(b.exhausted).lower()}" '
-        f'data-spent-usd="{_e(b.spent_usd)}" data-spent-tokens="{b.spent_tokens}"'
-        + ("" if b.max_cost_usd is None else f' data-max-usd="{_e(b.max_cost_usd)}"')
+        f'data-spent-usd="{esc(b.spent_usd)}" data-spent-tokens="{b.spent_tokens}"'
+        + ("" if b.max_cost_usd is None else f' data-max-usd="{esc(b.max_cost_usd)}"')
         + ("" if b.max_tokens is None else f' data-max-tokens="{b.max_tokens}"')
     )
-    return f"<{tag} {attrs}>{_e(line.replace('RUN', str(run_dir)))}</{tag}>"
+    return f"<{tag} {attrs}>{esc(line.replace('RUN', str(run_dir)))}</{tag}>"
 
 
 def _cost_gate_fails(report: RunReport) -> tuple[str, ...]:
@@ -160,9 +150,9 @@ def _banner(report: RunReport, run_dir: Path) -> str:
     ]
     if cmp is not None:
         parts.append(
-            f' data-gate="{str(cmp.gate.passed).lower()}" data-verdict="{_e(cmp.overall.verdict)}"'
+            f' data-gate="{str(cmp.gate.passed).lower()}" data-verdict="{esc(cmp.overall.verdict)}"'
         )
-    parts.append(f"><b>{_e(verdict_line(report).split('; ')[0])}</b>")
+    parts.append(f"><b>{esc(verdict_line(report).split('; ')[0])}</b>")
     if report.budget is not None and report.budget.exhausted:
         parts.append(_budget(report, run_dir, "div", "why budget"))  # why the run stopped
     if cmp is not None:
@@ -171,31 +161,41 @@ def _banner(report: RunReport, run_dir: Path) -> str:
         if cmp.cost is not None:
             c = cmp.cost.overall
             unit = unit_label(cmp.cost.unit)
-            cost = f" Cost per item: <b>{_e(c.verdict)}</b>, {format_ratio(c.ratio)} ({unit})."
+            cost = f" Cost per item: <b>{esc(c.verdict)}</b>, {format_ratio(c.ratio)} ({unit})."
         parts.append(
-            f'<div class="why">vs {_e(baseline_label(cmp))}: <b>{_e(o.verdict)}</b>, '
+            f'<div class="why">vs {esc(baseline_label(cmp))}: <b>{esc(o.verdict)}</b>, '
             f"Δ {format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)}.{cost} Gate: "
-            + ("passes" if cmp.gate.passed else "FAILS — " + _e("; ".join(cmp.gate.reasons)))
+            + ("passes" if cmp.gate.passed else "FAILS — " + esc("; ".join(cmp.gate.reasons)))
             + "</div>"
         )
         cost_fails = _cost_gate_fails(report)
         if cost_fails:
-            parts.append(f'<div class="why">Cost gate FAILS — {_e("; ".join(cost_fails))}</div>')
+            parts.append(f'<div class="why">Cost gate FAILS — {esc("; ".join(cost_fails))}</div>')
     if report.triage:
         top = report.triage[0]
-        parts.append(f'<div class="why">Most common failure: {_e(top.label)}</div>')
+        parts.append(f'<div class="why">Most common failure: {esc(top.label)}</div>')
     parts.append("</div>")
     return "".join(parts)
 
 
+def _agents_fact(report: RunReport) -> tuple[str, str]:
+    """The header's ``agent``, or with several ``agents``: each label with its version."""
+    o = report.options
+    if not several_agents(report):
+        return "agent", o.agent + (f" ({o.agent_version})" if o.agent_version else "")
+    named = (a.agent + (f" ({a.version})" if a.version else "") for a in o.agents)
+    return "agents", ", ".join(named)
+
+
 def _header(report: RunReport, run_dir: Path) -> str:
     o = report.options
+    several = several_agents(report)
     took = "" if report.duration_s is None else format_duration(report.duration_s)
     facts = [
         ("run", report.run_id),
         ("date", format_when(report.started_at or report.created_at)),
         ("took", took),
-        ("agent", o.agent + (f" ({o.agent_version})" if o.agent_version else "")),
+        _agents_fact(report),
         ("models", ", ".join(o.models)),
         ("fixtures", ", ".join(sorted({i.fixture for i in report.items}))),
         ("trials", o.trials),
@@ -204,9 +204,9 @@ def _header(report: RunReport, run_dir: Path) -> str:
     ]
     resolved, unresolved, errors = (report.count(s) for s in ("resolved", "unresolved", "error"))
     lines = [
-        f"<h1>swarm-harness run {_e(report.run_id)}</h1>",
+        f"<h1>swarm-harness run {esc(report.run_id)}</h1>",
         '<p class="meta">'
-        + " · ".join(f"{k}: <b>{_e(v)}</b>" for k, v in facts if v not in (None, ""))
+        + " · ".join(f"{k}: <b>{esc(v)}</b>" for k, v in facts if v not in (None, ""))
         + "</p>",
         f'<p id="counts" data-items="{len(report.items)}" data-resolved="{resolved}" '
         f'data-unresolved="{unresolved}" data-errors="{errors}">'
@@ -217,15 +217,17 @@ def _header(report: RunReport, run_dir: Path) -> str:
     if report.budget is not None and not report.budget.exhausted:
         lines.append(_budget(report, run_dir, "p", "meta budget"))
     for row in report.overall:
+        agent = f' data-agent="{esc(row.agent)}"' if several else ""
         lines.append(
-            f'<p class="overall" data-model="{_e(row.model)}" data-value="{_e(row.rate)}">'
-            f"{_e(row.model)}: <b>{format_pct(row.rate)}</b> resolved, 95% CI {format_ci(row.ci)} "
+            f'<p class="overall"{agent} data-model="{esc(row.model)}" data-value="{esc(row.rate)}">'
+            f"{esc(condition_label(row.agent, row.model, several))}: "
+            f"<b>{format_pct(row.rate)}</b> resolved, 95% CI {format_ci(row.ci)} "
             f"(mean over {plural(row.strata, 'fixture')}, n={row.n})</p>"
         )
-    lines.extend(f'<p class="meta">Note: {_e(note)}</p>' for note in report.notes)
+    lines.extend(f'<p class="meta">Note: {esc(note)}</p>' for note in report.notes)
     unpriced = unpriced_line(report)
     if unpriced is not None:
-        lines.append(f'<p class="meta" id="unpriced">Note: {_e(unpriced)}</p>')
+        lines.append(f'<p class="meta" id="unpriced">Note: {esc(unpriced)}</p>')
     return "\n".join(lines)
 
 
@@ -237,10 +239,10 @@ def _total_cost(items: Sequence[ItemResult]) -> str:
     priced = [i.cost_usd for i in items if i.cost_usd is not None]
     usd = math.fsum(priced) if priced and not missing else None
     why = f" ({plural(missing, 'item')} without a price)" if missing else ""
-    value = "" if usd is None else f' data-value="{_e(usd)}"'
+    value = "" if usd is None else f' data-value="{esc(usd)}"'
     return (
         f'<p id="total-cost"{value} data-tokens="{tokens}" data-unpriced="{missing}">'
-        f"Cost: <b>{_e(format_usd(usd))}</b> in total{_e(why)}; {tokens:,} tokens.</p>"
+        f"Cost: <b>{esc(format_usd(usd))}</b> in total{esc(why)}; {tokens:,} tokens.</p>"
     )
 
 
@@ -249,15 +251,15 @@ TRIAGE_LINKS = 5
 
 
 def _item_link(key: str) -> str:
-    return f'<a href="#{_anchor(key)}">{_e(key)}</a>'
+    return f'<a href="#{item_anchor(key)}">{esc(key)}</a>'
 
 
 def _triage(report: RunReport) -> str:
     if not report.triage:
         return ""
     rows = "".join(
-        f'<tr data-criterion="{_e(g.criterion)}"><td>{_e(g.criterion)}</td><td>{_e(g.signature)}</td>'
-        f"{_cell(str(len(g.keys)), 'count', len(g.keys), 'num')}"
+        f'<tr data-criterion="{esc(g.criterion)}"><td>{esc(g.criterion)}</td><td>{esc(g.signature)}</td>'
+        f"{td(str(len(g.keys)), 'count', len(g.keys), 'num')}"
         f"<td>{', '.join(_item_link(k) for k in g.keys[:TRIAGE_LINKS])}"
         f"{' …' if len(g.keys) > TRIAGE_LINKS else ''}</td></tr>"
         for g in report.triage
@@ -270,27 +272,28 @@ def _triage(report: RunReport) -> str:
 
 
 def _summary_table(report: RunReport) -> str:
+    several = several_agents(report)
     names = criterion_names()
-    head = "".join(f"<th>{_e(c)}</th>" for c in names)
+    head = "".join(f"<th>{esc(c)}</th>" for c in names)
     rows = []
     for s in report.summary:
         cells = "".join(
-            _cell(format_pct(s.criteria[c].rate), c, s.criteria[c].rate, "num") for c in names
+            td(format_pct(s.criteria[c].rate), c, s.criteria[c].rate, "num") for c in names
         )
         tokens = s.measures["tokens_used"].mean
         mean_cost = s.measures["cost_usd"].mean if not s.unpriced else None
         rows.append(
-            f'<tr data-fixture="{_e(s.fixture)}" data-model="{_e(s.model)}"><td>{_e(s.fixture)}</td>'
-            f"<td>{_e(s.model)}</td>{_cell(str(s.n), 'n', s.n, 'num')}"
-            f"{_cell(str(s.errors), 'errors', s.errors, 'num')}"
-            f"{_cell(str(s.resolved), 'resolved', s.resolved, 'num')}"
-            f"{_cell(format_pct(s.rate), 'rate', s.rate, 'num')}{_cell(format_ci(s.ci), 'ci')}"
-            f"{cells}{_cell(_num(tokens), 'tokens_mean', tokens, 'num')}"
-            f"{_cell(format_usd(mean_cost), 'cost_mean', mean_cost, 'num')}"
+            f"<tr {row_attrs(s.fixture, s.agent, s.model, several)}>"
+            f"{row_cells(s.fixture, s.agent, s.model, several)}{td(str(s.n), 'n', s.n, 'num')}"
+            f"{td(str(s.errors), 'errors', s.errors, 'num')}"
+            f"{td(str(s.resolved), 'resolved', s.resolved, 'num')}"
+            f"{td(format_pct(s.rate), 'rate', s.rate, 'num')}{td(format_ci(s.ci), 'ci')}"
+            f"{cells}{td(number(tokens), 'tokens_mean', tokens, 'num')}"
+            f"{td(format_usd(mean_cost), 'cost_mean', mean_cost, 'num')}"
             f"{_per_resolved_cell(s)}</tr>"
         )
     return (
-        '<div class="wide"><table id="summary"><tr><th>fixture</th><th>model</th><th>n</th><th>errors</th>'
+        f'<div class="wide"><table id="summary"><tr>{row_heads(several)}<th>n</th><th>errors</th>'
         f"<th>resolved</th><th>rate</th><th>95% CI</th>{head}<th>mean tokens</th>"
         "<th>mean cost</th><th>cost / resolved item</th></tr>" + "".join(rows) + "</table></div>"
     )
@@ -305,53 +308,14 @@ def _per_resolved_cell(s: FixtureSummary) -> str:
     bound = "at least " if not s.usage_complete else ""
     full = format_per_resolved(entry, unit)
     if entry is None or entry.value is None:
-        return _cell(full, "cost_per_resolved", None, "num", f' data-unit="{unit}"')
+        return td(full, "cost_per_resolved", None, "num", f' data-unit="{unit}"')
     interval = format_per_resolved_ci(entry, unit)
-    ci = f"<small>{_e(interval)}</small>" if interval else ""
+    ci = f"<small>{esc(interval)}</small>" if interval else ""
     return (
-        f'<td data-field="cost_per_resolved" data-value="{_e(entry.value)}" class="num" '
-        f'data-unit="{unit}" title="{_e(bound + full)}">'
-        f"{_e(bound + format_amount(entry.value, unit))}{ci}</td>"
+        f'<td data-field="cost_per_resolved" data-value="{esc(entry.value)}" class="num" '
+        f'data-unit="{unit}" title="{esc(bound + full)}">'
+        f"{esc(bound + format_amount(entry.value, unit))}{ci}</td>"
     )
-
-
-def _cost_row(r: CostRatio, unit: str) -> str:
-    return (
-        f'<tr data-fixture="{_e(r.fixture)}" data-model="{_e(r.model)}"><td>{_e(r.fixture)}</td>'
-        f"<td>{_e(r.model)}</td>"
-        f"{_cell(format_amount(r.mean_base, unit), 'mean_base', r.mean_base, 'num')}"
-        f"{_cell(format_amount(r.mean_cand, unit), 'mean_cand', r.mean_cand, 'num')}"
-        f"{_cell(format_ratio(r.ratio), 'ratio', r.ratio, 'num')}"
-        f"{_cell(format_ratio_ci(r.ci), 'ci')}"
-        f"{_cell(r.verdict, 'verdict', r.verdict)}<td>{_e(r.reason or '')}</td></tr>"
-    )
-
-
-def _cost_comparison(cost: CostComparison, gated: bool) -> str:
-    """The cost comparison: the overall ratio of mean cost per item with its verdict, the
-    cost gate, the notes, a row per fixture x model."""
-    o = cost.overall
-    unit = unit_label(cost.unit)
-    passed = cost.gate.passed
-    gate = "passes" if passed else "FAILS: " + _e("; ".join(cost.gate.reasons))
-    parts = [
-        f"<h3>Cost per item ({unit}), candidate / baseline</h3>",
-        f'<p id="cost-overall" data-verdict="{_e(o.verdict)}" data-value="{_e(o.ratio)}" '
-        f'data-unit="{_e(cost.unit)}" data-complete="{str(cost.complete).lower()}">'
-        f"Overall: <b>{_e(o.verdict)}</b>, {format_ratio(o.ratio)}, 95% CI "
-        f"{format_ratio_ci(o.ci)}</p>",
-        f'<p class="meta">{_e(cost_comparison_line(cost))}</p>',
-        f'<p id="cost-gate" data-passed="{str(passed).lower()}" data-gated="{str(gated).lower()}" '
-        f'class="{"gate-pass" if passed else "gate-fail"}">Cost gate (--fail-on cost): {gate}'
-        f"{'' if gated else ' (this run does not gate on cost)'}</p>",
-    ]
-    rows = "".join(_cost_row(r, cost.unit) for r in cost.fixtures)
-    parts.append(
-        '<table id="cost-table"><tr><th>fixture</th><th>model</th><th>baseline mean</th>'
-        "<th>candidate mean</th><th>ratio</th><th>95% CI</th><th>verdict</th><th>why</th>"
-        f"</tr>{rows}</table>"
-    )
-    return "\n".join(parts)
 
 
 def _sequential_table(report: RunReport) -> str:
@@ -359,81 +323,23 @@ def _sequential_table(report: RunReport) -> str:
     rows = [s for s in report.summary if s.sequential is not None]
     if not rows:
         return ""
+    several = several_agents(report)
     body = "".join(
-        f'<tr data-fixture="{_e(s.fixture)}" data-model="{_e(s.model)}"><td>{_e(s.fixture)}</td>'
-        f"<td>{_e(s.model)}</td>"
-        f"{_cell(str(s.sequential.launched), 'trials', s.sequential.launched, 'num')}"
-        f"{_cell(str(s.stop_reason), 'stop_reason', s.stop_reason)}"
-        f"{_cell(str(s.sequential.fixed_trials or '—'), 'fixed_trials', s.sequential.fixed_trials, 'num')}"
-        f"<td>{_e((sequential_line(s) or '').removeprefix('trials auto: '))}</td></tr>"
+        f"<tr {row_attrs(s.fixture, s.agent, s.model, several)}>"
+        f"{row_cells(s.fixture, s.agent, s.model, several)}"
+        f"{td(str(s.sequential.launched), 'trials', s.sequential.launched, 'num')}"
+        f"{td(str(s.stop_reason), 'stop_reason', s.stop_reason)}"
+        f"{td(str(s.sequential.fixed_trials or '—'), 'fixed_trials', s.sequential.fixed_trials, 'num')}"
+        f"<td>{esc((sequential_line(s) or '').removeprefix('trials auto: '))}</td></tr>"
         for s in rows
         if s.sequential is not None
     )
     return (
         "<h2>Trials auto</h2>"
-        '<table id="sequential"><tr><th>fixture</th><th>model</th><th>trials run</th>'
+        f'<table id="sequential"><tr>{row_heads(several)}<th>trials run</th>'
         "<th>stop reason</th><th>fixed design, same power</th><th>how it ended</th></tr>"
         f"{body}</table>"
     )
-
-
-def _comparison(cmp: Comparison, fail_on: str = "") -> str:
-    o = cmp.overall
-    passed = cmp.gate.passed
-    parts = [
-        f"<h2>Comparison with {_e(baseline_label(cmp))}</h2>"
-        f'<p class="meta">baseline: <code>{_e(cmp.baseline)}</code>; threshold '
-        f"±{100 * cmp.threshold:.1f} pp; wins/losses/ties {cmp.wins}/{cmp.losses}/{cmp.ties}</p>",
-        f'<p id="overall-delta" data-value="{_e(o.delta)}" data-verdict="{_e(o.verdict)}">'
-        f"Overall: <b>{_e(o.verdict)}</b>, Δ {format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)}</p>",
-        f'<p id="gate" data-passed="{str(passed).lower()}" class="{"gate-pass" if passed else "gate-fail"}">'
-        f"Gate (--fail-on regression): {'passes' if passed else 'FAILS: ' + _e('; '.join(cmp.gate.reasons))}</p>",
-    ]
-    seq = cmp.sequential
-    if seq is not None:
-        cells = f": {', '.join(seq.regressed_cells)}" if seq.regressed_cells else ""
-        parts.insert(
-            2,
-            f'<p id="sequential-verdict" data-status="{_e(seq.status)}">Sequential verdict '
-            f"(--trials auto, anytime-valid, alpha {seq.alpha:.3g} over "
-            f"{plural(seq.cells, 'cell')}; what the gate reads): <b>{_e(seq.status)}</b>"
-            f"{_e(cells)}. The fixed-sample verdict is for reference only after a stop that "
-            "depended on the results.</p>",
-        )
-    if cmp.error:
-        parts.append(f'<p class="gate-fail">Comparison failed: {_e(cmp.error)}</p>')
-    for side, missing in (
-        ("candidate", cmp.missing_in_candidate),
-        ("baseline", cmp.missing_in_baseline),
-    ):
-        if missing:
-            names = ", ".join(m.label() for m in missing)
-            parts.append(f'<p id="missing-in-{side}">Missing in the {side}: {_e(names)}</p>')
-    if cmp.fixtures:
-        parts.append(charts.forest_chart(cmp))
-    rows = "".join(
-        f'<tr data-fixture="{_e(f.fixture)}" data-model="{_e(f.model)}"><td>{_e(f.fixture)}</td>'
-        f"<td>{_e(f.model)}</td>{_cell(format_pct(f.baseline_rate), 'baseline_rate', f.baseline_rate, 'num')}"
-        f"{_cell(format_pct(f.candidate_rate), 'candidate_rate', f.candidate_rate, 'num')}"
-        f"{_cell(format_pp(f.delta), 'delta', f.delta, 'num')}"
-        f"{_cell(format_ci_pp(f.ci), 'ci')}"
-        f"{_cell(f.verdict, 'verdict', f.verdict)}</tr>"
-        for f in cmp.fixtures
-    )
-    parts.append(
-        '<table id="comparison-table"><tr><th>fixture</th><th>model</th><th>baseline</th>'
-        f"<th>candidate</th><th>Δ</th><th>95% CI</th><th>verdict</th></tr>{rows}</table>"
-    )
-    gated = "cost" in fail_on_parts(fail_on)
-    if cmp.cost is not None:
-        parts.append(_cost_comparison(cmp.cost, gated))
-    elif gated:
-        why = "; ".join(cmp.failing(("cost",)))
-        parts.append(
-            '<p id="cost-gate" data-passed="false" data-gated="true" class="gate-fail">'
-            f"Cost gate (--fail-on cost): FAILS: {_e(why)}</p>"
-        )
-    return "\n".join(parts)
 
 
 def _rel(target: Path, base: Path) -> str:
@@ -453,52 +359,61 @@ def _filters(items: Sequence[ItemResult]) -> str:
     )
 
 
-def _item_table(items: Sequence[ItemResult]) -> str:
-    rows = "".join(
-        f'<tr data-key="{_e(i.key)}" data-status="{i.status}" data-failed="{" ".join(i.failed_criteria)}">'
-        f'<td><a href="#{_anchor(i.key)}">{_e(i.key)}</a></td>'
-        f'<td class="{i.status}">{i.status}</td>'
-        f"<td>{_e(item_cause(i) or '-')}</td>"
-        f"{_cell(_num(i.measure('tokens_used')), 'tokens_used', i.measure('tokens_used'), 'num')}"
-        f"{_cell(format_usd(i.cost_usd), 'cost_usd', i.cost_usd, 'num')}"
-        f"{_cell(_num(i.measure('turns')), 'turns', i.measure('turns'), 'num')}"
-        f"{_cell(_num(i.facts.wall_time_s, 2), 'wall_time_s', i.facts.wall_time_s, 'num')}</tr>"
-        for i in items
-    )
+def _item_row(i: ItemResult, with_agent: bool) -> str:
+    agent_attr = f' data-agent="{esc(i.agent)}"' if with_agent else ""
+    agent_cell = f"<td>{esc(i.agent)}</td>" if with_agent else ""
     return (
-        f'<table id="items" data-shown="{len(items)}"><tr><th>item</th><th>status</th>'
+        f'<tr data-key="{esc(i.key)}" data-status="{i.status}" '
+        f'data-failed="{" ".join(i.failed_criteria)}"{agent_attr}>'
+        f'<td><a href="#{item_anchor(i.key)}">{esc(i.key)}</a></td>{agent_cell}'
+        f'<td class="{i.status}">{i.status}</td>'
+        f"<td>{esc(item_cause(i) or '-')}</td>"
+        f"{td(number(i.measure('tokens_used')), 'tokens_used', i.measure('tokens_used'), 'num')}"
+        f"{td(format_usd(i.cost_usd), 'cost_usd', i.cost_usd, 'num')}"
+        f"{td(number(i.measure('turns')), 'turns', i.measure('turns'), 'num')}"
+        f"{td(number(i.facts.wall_time_s, 2), 'wall_time_s', i.facts.wall_time_s, 'num')}</tr>"
+    )
+
+
+def _item_table(items: Sequence[ItemResult], with_agent: bool = False) -> str:
+    """A row per item; its agent in a column of its own and ``data-agent`` in a run of
+    several agents (``with_agent``)."""
+    rows = "".join(_item_row(i, with_agent) for i in items)
+    agent = "<th>agent</th>" if with_agent else ""
+    return (
+        f'<table id="items" data-shown="{len(items)}"><tr><th>item</th>{agent}<th>status</th>'
         f"<th>why</th><th>tokens</th><th>cost</th><th>turns</th><th>wall s</th></tr>{rows}</table>"
     )
 
 
 def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: Path) -> str:
-    anchor = _anchor(item.key)
+    anchor = item_anchor(item.key)
     out = [
-        f'<details class="item" id="{anchor}" data-key="{_e(item.key)}" '
+        f'<details class="item" id="{anchor}" data-key="{esc(item.key)}" '
         f'data-status="{item.status}" data-failed="{" ".join(item.failed_criteria)}">',
-        f'<summary><b>{_e(item.key)}</b> — <span class="{item.status}">{item.status}</span></summary>',
+        f'<summary><b>{esc(item.key)}</b> — <span class="{item.status}">{item.status}</span></summary>',
     ]
     reasons = item_reasons(item)
     if reasons:
-        out.append("<p>Why:</p><ul>" + "".join(f"<li>{_e(r)}</li>" for r in reasons) + "</ul>")
+        out.append("<p>Why:</p><ul>" + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
     if item.facts.agent_error:
-        out.append(f"<p>Agent error: <code>{_e(item.facts.agent_error[:500])}</code></p>")
+        out.append(f"<p>Agent error: <code>{esc(item.facts.agent_error[:500])}</code></p>")
     for field, line in (
         ("usage", usage_line(item.score)),
         ("cost", cost_text(item)),
         ("efficiency", efficiency_line(item.score)),
     ):
         if line:
-            out.append(f'<p class="meta" data-field="{field}">{_e(line)}</p>')
+            out.append(f'<p class="meta" data-field="{field}">{esc(line)}</p>')
     if story is None or story.problem:
         problem = story.problem if story is not None else "not readable"
-        out.append(f'<p class="meta">Item directory: {_e(problem)}</p>')
+        out.append(f'<p class="meta">Item directory: {esc(problem)}</p>')
     if story is None:
         out.append("</details>")
         return "".join(out)
     answers = "".join(
-        f'<tr class="{a.status}"><td>{_e(a.file)}</td><td>{_e(a.worker)}</td><td class="num">{_e(a.expected)}</td>'
-        f'<td class="num">{_e(", ".join(a.got) or "—")}</td><td>{a.status}</td></tr>'
+        f'<tr class="{a.status}"><td>{esc(a.file)}</td><td>{esc(a.worker)}</td><td class="num">{esc(a.expected)}</td>'
+        f'<td class="num">{esc(", ".join(a.got) or "—")}</td><td>{a.status}</td></tr>'
         for a in story.answers
     )
     out.append(
@@ -506,8 +421,8 @@ def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: 
         f"<th>expected</th><th>answered</th><th></th></tr>{answers}</table>"
     )
     children = "".join(
-        f"<tr><td>{_e(c.name)}</td><td><code>{_e(c.child_id)}</code></td><td>{_e(c.spawned_at)}</td>"
-        f"<td>{'deleted' if c.deleted else 'live'}</td><td>{_e(', '.join(c.receipts) or 'none')}</td></tr>"
+        f"<tr><td>{esc(c.name)}</td><td><code>{esc(c.child_id)}</code></td><td>{esc(c.spawned_at)}</td>"
+        f"<td>{'deleted' if c.deleted else 'live'}</td><td>{esc(', '.join(c.receipts) or 'none')}</td></tr>"
         for c in story.children
     )
     out.append(
@@ -518,7 +433,7 @@ def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: 
         out.append(charts.timeline_chart(story.timeline, f"tl-{anchor}"))
     events = "".join(
         f'<tr><td class="num">{"" if e.offset_s is None else f"+{e.offset_s:.3f} s"}</td><td>{e.kind}</td>'
-        f"<td>{_e(e.name)}</td><td>{_e(e.detail[:200])}</td></tr>"
+        f"<td>{esc(e.name)}</td><td>{esc(e.detail[:200])}</td></tr>"
         for e in story.timeline
     )
     out.append(
@@ -526,27 +441,30 @@ def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: 
         f"<th>detail</th></tr>{events}</table></details>"
     )
     files = "".join(
-        f'<li><a href="{_e(_rel(item_dir / f, base))}">{_e(f)}</a></li>' for f in story.files
+        f'<li><a href="{esc(_rel(item_dir / f, base))}">{esc(f)}</a></li>' for f in story.files
     )
     out.append(f'<p>Files:</p><ul class="files">{files}</ul></details>')
     return "".join(out)
 
 
 def _cost_against_rate(report: RunReport) -> str:
-    """Cost per resolved item against resolved rate, a point per model, with the
-    cheaper-and-better front named; empty when no model has a point."""
-    view = charts.cost_view(report.items, report.overall)
+    """Cost per resolved item against resolved rate, a point per model (per agent x model
+    in a run of several agents), with the cheaper-and-better front named; empty when none
+    has a point. ``data-front`` lists the front's labels, separated by `` | ``."""
+    several = several_agents(report)
+    view = charts.cost_view(report.items, report.overall, several)
     chart = charts.cost_chart(view)
     if chart is None:
         return ""
     front = charts.front_models(view)
+    what = "agent × model" if several else "model"
     parts = [
         "<h2>Cost against resolved rate</h2>",
         f'<p id="cost-vs-rate" class="meta" data-unit="{view.unit}" '
-        f'data-front="{_e(" ".join(front))}">A point per model: its total '
+        f'data-front="{esc(" | ".join(front))}">A point per {what}: its total '
         f"{'cost' if view.unit == 'usd' else 'tokens'} over its resolved items (every fixture's "
         "scored items pooled) against its resolved rate (the mean over fixtures). Outlined and "
-        f"joined: the cheaper-and-better front ({_e(', '.join(front))}), the models no other "
+        f"joined: the cheaper-and-better front ({esc(', '.join(front))}), the {what}s no other "
         "beats on both.</p>",
         chart,
     ]
@@ -555,7 +473,7 @@ def _cost_against_rate(report: RunReport) -> str:
             f'<p class="meta">In tokens: {plural(view.unpriced, "scored item")} '
             "have no price, so no model's cost is in USD.</p>"
         )
-    parts.extend(f'<p class="meta">No point for {_e(why)}.</p>' for why in view.left_out)
+    parts.extend(f'<p class="meta">No point for {esc(why)}.</p>' for why in view.left_out)
     return "\n".join(parts)
 
 
@@ -569,19 +487,23 @@ def render_html(
     Links to item files are relative to ``out_dir`` (default ``run_dir``)."""
     base = (out_dir or run_dir).resolve()
     run_dir = run_dir.resolve()
-    body = [_banner(report, run_dir), _header(report, run_dir), _triage(report)]
-    body.append("<h2>Resolved rate per fixture × model</h2>")
-    body.append(charts.rates_chart(report.summary))
+    several = several_agents(report)
+    body = [_banner(report, run_dir), _header(report, run_dir)]
+    if report.agents is not None:
+        body.append(agents_html(report.agents))
+    body.append(_triage(report))
+    body.append(f"<h2>Resolved rate per fixture × {'agent × ' if several else ''}model</h2>")
+    body.append(charts.rates_chart(report.summary, several))
     body.append(_summary_table(report))
     body.append(_sequential_table(report))
     body.append(_cost_against_rate(report))
-    criteria = charts.criteria_chart(report.summary)
+    criteria = charts.criteria_chart(report.summary, several)
     if criteria is not None:
         body.append("<h2>Criteria: how often each one fails</h2>")
         body.append(criteria)
     if report.comparison is not None:
-        body.append(_comparison(report.comparison, report.options.fail_on))
-    measures = charts.measure_charts(report.items)
+        body.append(comparison_html(report.comparison, report.options.fail_on))
+    measures = charts.measure_charts(report.items, several)
     if measures:
         body.append("<h2>Per item: cost, tokens, turns, wall time and efficiency</h2>")
         body.append(
@@ -591,12 +513,12 @@ def render_html(
         body.extend(measures.values())
     body.append("<h2>Items</h2>")
     body.append(_filters(report.items))
-    body.append(_item_table(report.items))
+    body.append(_item_table(report.items, several))
     for item in report.items:
         story = stories.get(item.key)
         body.append(_drilldown(item, story, base, run_dir / "items" / item.item_dir))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>swarm-harness {_e(report.run_id)}</title><style>{_CSS}</style></head>"
+        f"<title>swarm-harness {esc(report.run_id)}</title><style>{_CSS}</style></head>"
         f"<body>{''.join(body)}<script>{_JS}</script></body></html>\n"
     )

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.model.record import Interval
-from harness.model.text import format_ci, format_pct, format_usd, format_when, plural
+from harness.model.text import (
+    condition_label,
+    format_ci,
+    format_pct,
+    format_usd,
+    format_when,
+    plural,
+)
 from harness.report.svg import SERIES_COLOURS, TrendPoint, TrendSeries, trend_chart
 
 INDEX_FILE = "index.html"
@@ -36,7 +43,8 @@ svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}
 
 @dataclass(frozen=True)
 class IndexCell:
-    """One fixture x model of a run."""
+    """One fixture x agent x model of a run; ``agent`` "" stands for the run's agent (a
+    row built without it)."""
 
     fixture: str
     model: str
@@ -44,6 +52,7 @@ class IndexCell:
     resolved: int
     rate: float | None
     ci: Interval | None
+    agent: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,19 +106,35 @@ def _tick_labels(runs: Sequence[IndexRun]) -> dict[str, str]:
     return {k: (w.strftime(shape) if w is not None else "?") for k, w in whens.items()}
 
 
+def _agent(cell: IndexCell, run: IndexRun) -> str:
+    return cell.agent or run.agent
+
+
+def _newest(runs: Sequence[IndexRun]) -> list[IndexRun]:
+    """The runs the charts show, oldest first."""
+    return sorted(runs, key=lambda r: (r.created_at, r.run_id))[-TREND_RUNS:]
+
+
+def _several_agents(runs: Sequence[IndexRun]) -> bool:
+    """Whether the charted cells had more than one agent (then a series per agent x model)."""
+    return len({_agent(c, r) for r in runs for c in r.cells}) > 1
+
+
 def trend_charts(runs: Sequence[IndexRun]) -> dict[str, str]:
-    """An SVG trend chart per fixture (by name), a series per model x agent, oldest run
+    """An SVG trend chart per fixture (by name), a series per model (per agent x model when
+    the cells had several agents: a run of several, or runs of different ones), oldest run
     first on the x axis (evenly spaced: runs come in bursts)."""
-    ordered = sorted(runs, key=lambda r: (r.created_at, r.run_id))[-TREND_RUNS:]
+    ordered = _newest(runs)
     position = {r.run_id: float(i) for i, r in enumerate(ordered)}
     ticks = _tick_labels(ordered)
-    agents = {r.agent for r in ordered}
+    several = _several_agents(ordered)
     by_fixture: dict[str, dict[str, list[TrendPoint]]] = {}
     for run in ordered:
         for cell in run.cells:
             if cell.rate is None:
                 continue
-            name = cell.model if len(agents) == 1 else f"{cell.model} · {run.agent}"
+            agent = _agent(cell, run)
+            name = condition_label(agent, cell.model, several)
             low, high = cell.ci if cell.ci is not None else (cell.rate, cell.rate)
             ci = f", 95% CI {format_ci(cell.ci, 0)}" if cell.ci is not None else ""
             by_fixture.setdefault(cell.fixture, {}).setdefault(name, []).append(
@@ -119,7 +144,7 @@ def trend_charts(runs: Sequence[IndexRun]) -> dict[str, str]:
                     value=cell.rate,
                     low=low,
                     high=high,
-                    tooltip=f"{run.run_id} ({format_when(run.created_at)}, {run.agent}): "
+                    tooltip=f"{run.run_id} ({format_when(run.created_at)}, {agent}): "
                     f"{cell.fixture} x {cell.model} {cell.resolved}/{cell.n} resolved "
                     f"({format_pct(cell.rate, 0)}{ci})",
                     href=run.report_href,
@@ -193,8 +218,9 @@ def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -
     if charts:
         body.append("<h2>Resolved rate over time</h2>")
         shown = f"The newest {TREND_RUNS} runs" if len(runs) > TREND_RUNS else "A point per run"
+        cell = "agent × model" if _several_agents(_newest(runs)) else "model"
         body.append(
-            f"<p class=meta>{shown}, per fixture × model, with its 95% interval; "
+            f"<p class=meta>{shown}, per fixture × {cell}, with its 95% interval; "
             "click a point for its report.</p>"
         )
         body.extend(charts.values())

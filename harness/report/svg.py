@@ -31,6 +31,9 @@ ROW_PX = 28
 PLOT_PX = 240
 #: Left margin of the row charts, for "fixture · model" labels (plotly's margin was 220).
 LABEL_PX = 220
+#: The widest the left margin grows for longer labels ("fixture · agent · model" in a run
+#: of several agents): the plot keeps about half the chart's width.
+MAX_LABEL_PX = 340
 #: Left margin of the charts with a vertical axis: tick labels and the rotated axis title.
 Y_AXIS_PX = 64
 #: Above the plot: room for the value labels over full-height bars.
@@ -45,7 +48,7 @@ LEGEND_PX = 20
 EMPTY_PX = 40
 #: Average width of a 12 px system-ui character, to estimate text widths.
 CHAR_PX = 7
-#: Row labels longer than this are ellipsised to fit the left margin.
+#: Row labels longer than this are ellipsised to fit the left margin (at its narrowest).
 LABEL_CHARS = (LABEL_PX - 12) // CHAR_PX
 #: Legend entries, scatter labels and trend x ticks are ellipsised to these lengths.
 LEGEND_CHARS = 32
@@ -465,15 +468,18 @@ def _row_frame(
     x_label: str,
 ) -> tuple[list[str], _Scale, float, float]:
     """The frame of a row chart: the legend, then one labelled row per label over the x
-    axis. Returns its markup, the x scale and the plot's top and bottom."""
+    axis, the left margin as wide as the longest label needs (from :data:`LABEL_PX` to
+    :data:`MAX_LABEL_PX`; longer ones are ellipsised). Returns its markup, the x scale and
+    the plot's top and bottom."""
     lo, hi, ticks = domain
-    x = _Scale(lo, hi, LABEL_PX, WIDTH - RIGHT_PX)
-    legend_svg, legend_px = _legend(legend, LABEL_PX)
+    longest = max((len(s) for s in labels), default=0)
+    left = min(max(LABEL_PX, longest * CHAR_PX + 12), MAX_LABEL_PX)
+    x = _Scale(lo, hi, left, WIDTH - RIGHT_PX)
+    legend_svg, legend_px = _legend(legend, left)
     top = legend_px + TOP_PX
     bottom = top + ROW_PX * len(labels)
-    rows = "".join(
-        _text(LABEL_PX - 8, _row_y(top, i), s, "end", LABEL_CHARS) for i, s in enumerate(labels)
-    )
+    chars = (left - 12) // CHAR_PX
+    rows = "".join(_text(left - 8, _row_y(top, i), s, "end", chars) for i, s in enumerate(labels))
     axis = _x_axis(x, ticks, top, bottom, x_label)
     return [axis, legend_svg, f'<g class="rows">{rows}</g>'], x, top, bottom
 

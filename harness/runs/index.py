@@ -43,7 +43,8 @@ def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:
     except HarnessError:
         return row, False
     cells = tuple(
-        IndexCell(s.fixture, s.model, s.n, s.resolved, s.rate, s.ci) for s in report.summary
+        IndexCell(s.fixture, s.model, s.n, s.resolved, s.rate, s.ci, agent=s.agent)
+        for s in report.summary
     )
     verdict = report.comparison.overall.verdict if report.comparison is not None else None
     return replace(row, cells=cells, verdict=verdict, origin=report.options.origin), True

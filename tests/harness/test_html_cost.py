@@ -129,7 +129,7 @@ def test_the_cost_scatter_puts_each_model_and_marks_the_front(tmp_path: Path) ->
     (front,) = [e for e in root.iter() if e.get("class") == "front"]
     assert len(front.attrib["points"].split()) == 2
     assert re.search(
-        r'id="cost-vs-rate" class="meta" data-unit="usd" data-front="cheap dear"', html
+        r'id="cost-vs-rate" class="meta" data-unit="usd" data-front="cheap | dear"', html
     )
     axis = "".join(root.find(f"{SVG}g[@class='x-axis']").itertext())  # type: ignore[union-attr]
     assert "USD per resolved item" in axis

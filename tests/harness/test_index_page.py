@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from harness.report.index_page import TREND_RUNS, IndexCell, IndexRun, render_index
@@ -56,8 +57,31 @@ def test_ticks_tell_runs_of_one_minute_apart() -> None:
 
 def test_agents_split_the_series_and_origins_get_a_column() -> None:
     page = render_index([row(0), row(1, agent="claude-code", origin="run-000")], "runs")
-    assert "m/a · sim" in page and "m/a · claude-code" in page
+    assert "sim · m/a" in page and "claude-code · m/a" in page
     assert "<th>re-run of</th>" in page and "<td>run-000</td>" in page
+    assert "per fixture × agent × model" in page
+
+
+def test_a_run_of_several_agents_has_a_series_per_agent() -> None:
+    """Its cells name their agents: a line per agent x model, each point's tooltip naming
+    its agent; the table names the run's agents together."""
+    cells = tuple(
+        IndexCell("fx", "m/a", 4, resolved, resolved / 4, (0.0, 1.0), agent=agent)
+        for agent, resolved in (("claude-code", 3), ("opencode", 1))
+    )
+    runs = [dataclasses.replace(row(i, agent="claude-code, opencode"), cells=cells) for i in (0, 1)]
+    page = render_index(runs, "runs")
+    assert page.count('class="mark point"') == 4
+    assert page.count('class="line"') == 2
+    assert "claude-code · m/a" in page and "opencode · m/a" in page
+    assert "claude-code, opencode · m/a" not in page
+    assert "(2026-01-01 00:00 UTC, opencode): fx x m/a 1/4 resolved" in page
+    assert page.count("<td>claude-code, opencode</td>") == 2
+
+
+def test_one_agent_throughout_names_only_models() -> None:
+    page = render_index([row(i) for i in range(2)], "runs")
+    assert "sim · m/a" not in page and "per fixture × model," in page
 
 
 def test_names_are_escaped() -> None:

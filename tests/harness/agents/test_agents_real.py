@@ -1,0 +1,151 @@
+"""Several real agents in one run, against one scripted model server: Claude Code and
+opencode (and the simulated agent) on the same fixture and model, side by side in one
+report. Pins the verdicts, tokens and cost against what the server billed each client,
+that nothing lands in the caller's HOME or TMPDIR and that nothing is left running; and
+``selftest`` with both agents in one run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from realkit import REPO, processes_of_run, tree
+
+from harness.agents import parse_agent
+from harness.model.report import load_report
+from harness.selftest import cases_for
+from scripted_model import Oracle, ScriptedModelServer
+from scripted_model.server import CLAUDE_MESSAGES_API, OPENCODE_MESSAGES_API, PRICES_PER_MTOK
+
+pytestmark = pytest.mark.real_agent
+
+#: Six agent runs of a few seconds each, three at a time; the margin covers a loaded machine.
+RUN_TIMEOUT_S = 400
+FIXTURE = REPO / "fixtures" / "smoke-orders"
+#: Each agent's model API, as the server keeps its bills.
+APIS = {"claude-code": CLAUDE_MESSAGES_API, "opencode": OPENCODE_MESSAGES_API}
+
+
+def _fresh(base: Path) -> tuple[Path, Path, Path]:
+    home, tmp, runs = base / "home", base / "tmp", base / "runs"
+    for d in (home, tmp):
+        d.mkdir()
+    return home, tmp, runs
+
+
+@pytest.fixture(scope="module")
+def side_by_side(
+    claude_code_bin: Path, opencode_bin: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict:
+    base = tmp_path_factory.mktemp("agents-side-by-side")
+    home, tmp, runs = _fresh(base)
+    prices = base / "prices.yaml"
+    rates = ", ".join(f"{k}: {v}" for k, v in PRICES_PER_MTOK.items())
+    prices.write_text(f"honest: {{{rates}}}\n", encoding="utf-8")
+    with ScriptedModelServer(Oracle.from_fixture_dirs([FIXTURE])) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "run",
+             "--agent", "claude-code", "--agent", "opencode", "--agent", "sim",
+             "--agent-bin", f"claude-code={claude_code_bin}",
+             "--agent-bin", f"opencode={opencode_bin}",
+             "--model", "scripted/honest", "--fixture", str(FIXTURE), "--trials", "2",
+             "--concurrency", "3", "--prices", str(prices), "--runs-dir", str(runs)],
+            cwd=REPO,
+            env={
+                **os.environ,
+                "HOME": str(home),
+                "TMPDIR": str(tmp),
+                "ANTHROPIC_BASE_URL": server.base_url.removesuffix("/v1"),
+                "ANTHROPIC_API_KEY": "scripted-no-key",
+            },
+            capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
+        )  # fmt: skip
+        bills = {agent: server.billed("honest", api=api) for agent, api in APIS.items()}
+    (run,) = [d for d in runs.iterdir() if d.is_dir()]
+    return {
+        "done": done,
+        "run": run,
+        "bills": bills,
+        "home": home,
+        "tmp": tmp,
+        "leftovers": processes_of_run(run.name),
+    }
+
+
+def test_one_report_puts_the_agents_side_by_side(side_by_side: dict) -> None:
+    done = side_by_side["done"]
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    report = load_report(side_by_side["run"])
+    assert [(a.agent, a.models) for a in report.options.agents] == [
+        ("claude-code", ("scripted/honest",)),
+        ("opencode", ("scripted/honest",)),
+        ("sim", ("sim/honest",)),
+    ]
+    assert all(a.version for a in report.options.agents[:2])  # what each binary said
+    assert sorted((i.agent, i.model, i.status) for i in report.items) == sorted(
+        [(a, "scripted/honest", "resolved") for a in APIS for _ in range(2)]
+        + [("sim", "sim/honest", "resolved")] * 2
+    )
+    side = report.agents
+    assert side is not None and side.agents == ("claude-code", "opencode", "sim")
+    assert [(s.agent, s.n, s.resolved) for s in side.standings] == [
+        ("claude-code", 2, 2), ("opencode", 2, 2), ("sim", 2, 2),
+    ]  # fmt: skip
+    assert [v.agent for v in side.versus] == ["opencode", "sim"]
+    # The real agents ran the same model: compared fixture by fixture on it.
+    (cell,) = side.versus[0].comparison.fixtures
+    assert (cell.fixture, cell.model, cell.delta) == ("smoke-orders", "scripted/honest", 0.0)
+    assert "agents side by side (reference claude-code):" in done.stdout
+
+
+def test_each_agents_tokens_and_cost_are_what_the_server_billed_it(side_by_side: dict) -> None:
+    report = load_report(side_by_side["run"])
+    for agent, bill in side_by_side["bills"].items():
+        mine = [i for i in report.items if i.agent == agent]
+        assert bill.requests > 0
+        assert sum(i.score.tokens_used for i in mine) == bill.total, agent
+        assert all(i.score.usage is not None and i.score.usage.complete for i in mine)
+        usd = [i.cost_usd for i in mine]
+        assert None not in usd
+        assert sum(u for u in usd if u is not None) == pytest.approx(bill.usd, rel=1e-9)
+        standing = next(s for s in report.agents.standings if s.agent == agent)  # type: ignore[union-attr]
+        assert standing.mean_cost_usd == pytest.approx(bill.usd / 2, rel=1e-9)
+        assert standing.tokens_per_resolved == pytest.approx(bill.total / 2)
+
+
+def test_nothing_lands_in_home_or_tmpdir_and_nothing_is_left_running(side_by_side: dict) -> None:
+    assert tree(side_by_side["home"]) == []
+    assert tree(side_by_side["tmp"]) == []
+    assert side_by_side["leftovers"] == []
+
+
+def test_selftest_checks_both_agents_in_one_run(
+    claude_code_bin: Path, opencode_bin: Path, tmp_path: Path
+) -> None:
+    home, tmp, runs = _fresh(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "selftest", "--agent", "claude-code",
+         "--agent", "opencode", "--agent-bin", f"claude-code={claude_code_bin}",
+         "--agent-bin", f"opencode={opencode_bin}", "--fixture", "smoke-orders",
+         "--concurrency", "3", "--runs-dir", str(runs)],
+        cwd=REPO, env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp)},
+        capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    shared = {c.script for c in cases_for(parse_agent("claude-code"))} & {
+        c.script for c in cases_for(parse_agent("opencode"))
+    }
+    rows = [line.split() for line in done.stdout.splitlines() if " smoke-orders " in line]
+    assert sorted((r[0], r[2]) for r in rows) == sorted(
+        (agent, script) for agent in APIS for script in shared
+    ), done.stdout
+    assert all(r[-1] == "ok" for r in rows), done.stdout
+    (run,) = [d for d in runs.iterdir() if d.is_dir()]
+    report = load_report(run)
+    assert report.agents is not None and report.agents.agents == ("claude-code", "opencode")
+    assert tree(home) == [] and tree(tmp) == []
+    assert processes_of_run(run.name) == []
