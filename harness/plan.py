@@ -255,7 +255,14 @@ def build_plan(
     dirs = [w.dir_name for w in plan]
     if len(set(dirs)) != len(dirs):
         raise UsageError("two work items map to the same item directory name")
-    return sorted(plan, key=lambda w: w.key)
+    if not several:
+        return sorted(plan, key=lambda w: w.key)
+    # Several agents take turns, trial by trial: what drifts during a run (the endpoint's
+    # load, the machine's) falls on every agent alike, not on whichever ran last.
+    turn = {agent.label(): n for n, (agent, _) in enumerate(conditions)}
+    return sorted(
+        plan, key=lambda w: (w.fixture.manifest.name, w.trial, turn[w.agent.label()], w.model)
+    )
 
 
 def plan_identity(config: RunConfig, fixtures: Sequence[Fixture]) -> dict[str, object]:

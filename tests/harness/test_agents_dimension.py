@@ -78,9 +78,23 @@ def test_keys_name_the_agent_only_in_a_run_of_several() -> None:
         [(parse_agent("sim"), ("sim/honest",)), (parse_agent("sim:no-spawn"), ("sim/honest",))],
         1,
     )
-    assert [w.key for w in several] == ["tiny:sim:no-spawn:sim/honest:1", "tiny:sim:sim/honest:1"]
+    assert [w.key for w in several] == ["tiny:sim:sim/honest:1", "tiny:sim:no-spawn:sim/honest:1"]
     assert len({w.dir_name for w in several}) == 2
-    assert {w.agent.label() for w in several} == {"sim", "sim:no-spawn"}
+
+
+def test_several_agents_take_turns_trial_by_trial() -> None:
+    """What drifts during a run falls on every agent alike: the plan alternates agents
+    within each trial, in --agent order."""
+    fixture = load_fixture(TINY)
+    plan = build_plan(
+        [fixture],
+        [(parse_agent("sim:no-spawn"), ("sim/a", "sim/b")), (parse_agent("sim"), ("sim/a",))],
+        2,
+    )
+    assert [(w.trial, w.agent.label(), w.model) for w in plan] == [
+        (1, "sim:no-spawn", "sim/a"), (1, "sim:no-spawn", "sim/b"), (1, "sim", "sim/a"),
+        (2, "sim:no-spawn", "sim/a"), (2, "sim:no-spawn", "sim/b"), (2, "sim", "sim/a"),
+    ]  # fmt: skip
 
 
 # --- --agent-bin per agent ----------------------------------------------------------------
