@@ -5,6 +5,7 @@ Keys are the long option names of ``run`` with dashes or underscores, e.g.::
     run:
       fixture: [json-events, csv-metrics]
       model: [anthropic/claude-sonnet-4-5]
+      agent: [claude-code, opencode]
       trials: 5
       concurrency: 4
       provider-cap: ["anthropic=2"]
@@ -28,8 +29,8 @@ _RUN_KEYS: dict[str, Any] = {
     "fixture": _STR_LIST,
     "model": _STR_LIST,
     "provider_cap": _STR_LIST,
-    "agent": {"type": "string"},
-    "agent_bin": {"type": "string"},
+    "agent": _STR_LIST,
+    "agent_bin": _STR_LIST,
     "timeout": {"type": "number", "exclusiveMinimum": 0},
     "runs_dir": {"type": "string"},
     "keep_workdir": {"type": "boolean"},
@@ -46,7 +47,13 @@ _RUN_KEYS: dict[str, Any] = {
     "max_cost": {"type": "number", "exclusiveMinimum": 0},
     "max_tokens": {"type": "integer", "minimum": 1},
 }
-_PARAM_NAMES = {"fixture": "fixtures", "model": "models", "provider_cap": "provider_caps"}
+_PARAM_NAMES = {
+    "fixture": "fixtures",
+    "model": "models",
+    "provider_cap": "provider_caps",
+    "agent": "agents",
+    "agent_bin": "agent_bins",
+}
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -90,7 +97,7 @@ def load_default_map(path: Path | None = None) -> dict[str, Any]:
             return _raise(path, where, f"unknown key ({err.message})")
         return _raise(path, where, err.message)
     run = dict(data.get("run", {}))
-    for key in ("fixture", "model", "provider_cap", "fail_on"):
+    for key in ("fixture", "model", "provider_cap", "fail_on", "agent", "agent_bin"):
         if isinstance(run.get(key), str):
             run[key] = [run[key]]
     # click's default_map is keyed by parameter names, which are plural for repeatables.

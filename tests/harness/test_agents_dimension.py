@@ -213,3 +213,14 @@ def test_another_reference_and_a_wrong_one() -> None:
 def test_agents_keep_the_run_order_then_any_other_by_name() -> None:
     mixed = items("z", [True]) + items("m", [True]) + items("a", [True])
     assert agents_in(mixed, ["m"]) == ("m", "a", "z")
+
+
+def test_harness_yaml_names_one_agent_or_several(tmp_path: Path) -> None:
+    from harness.cli.config import load_default_map
+
+    one = tmp_path / "one.yaml"
+    one.write_text("run:\n  agent: sim\n  agent-bin: /x\n", encoding="utf-8")
+    assert load_default_map(one) == {"run": {"agents": ["sim"], "agent_bins": ["/x"]}}
+    several = tmp_path / "several.yaml"
+    several.write_text("run:\n  agent: [claude-code, opencode]\n", encoding="utf-8")
+    assert load_default_map(several) == {"run": {"agents": ["claude-code", "opencode"]}}
