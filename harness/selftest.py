@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.agents import adapter_class, parse_agents
+from harness.agents import adapter_class
 from harness.agents.base import AgentAdapter
 from harness.errors import UsageError
 from harness.fixtures import load_fixture
@@ -165,20 +165,6 @@ def agent_binary(agent: str, explicit: str | None) -> str | None:
     it after installing the pinned client), else None (the adapter's own name on PATH)."""
     var = adapter_class(agent.partition(":")[0]).binary_env
     return explicit or (os.environ.get(var) if var else None) or None
-
-
-def with_binaries(agents: Sequence[str], explicit: Sequence[str]) -> tuple[str, ...]:
-    """``--agent-bin`` values for ``parse_agents``: those given, and for each agent without
-    one the binary its variable names (:func:`agent_binary`), as ``AGENT=PATH``."""
-    given = parse_agents(agents, explicit) if explicit else ()
-    out = list(explicit)
-    for n, agent in enumerate(agents):
-        if given and given[n].binary != given[n].default_binary:
-            continue  # given on the command line
-        found = agent_binary(agent, None)
-        if found is not None:
-            out.append(f"{agent}={found}")
-    return tuple(out)
 
 
 def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:

@@ -92,9 +92,16 @@ def parse_agents(
     specs: Sequence[str], binaries: Sequence[str] = (), seed: int = 0
 ) -> tuple[AgentAdapter, ...]:
     """The adapters for repeated ``--agent NAME[:OPTIONS]`` (none: the default agent), each
-    with its ``--agent-bin``: ``NAME=PATH`` (NAME an agent's name or its whole ``--agent``
-    value) gives that agent's binary; a bare PATH is accepted with one agent only."""
+    with its ``--agent-bin`` (:func:`agent_binaries`)."""
     specs = tuple(specs) or (DEFAULT_AGENT,)
+    chosen = agent_binaries(specs, binaries)
+    return tuple(parse_agent(spec, chosen.get(spec), seed) for spec in specs)
+
+
+def agent_binaries(specs: Sequence[str], binaries: Sequence[str]) -> dict[str, str]:
+    """``--agent`` value -> the binary ``--agent-bin`` gives it: ``NAME=PATH`` (NAME an
+    agent's name or its whole ``--agent`` value) for that agent; a bare PATH with one agent
+    only. Agents not named keep their own binary."""
     chosen: dict[str, str] = {}
     for value in binaries:
         found = _binary_owner(value, specs)
@@ -110,7 +117,7 @@ def parse_agents(
         if owner in chosen:
             raise UsageError(f"--agent-bin: two binaries for --agent {owner}")
         chosen[owner] = path
-    return tuple(parse_agent(spec, chosen.get(spec), seed) for spec in specs)
+    return chosen
 
 
 def _binary_owner(value: str, specs: Sequence[str]) -> tuple[str, str] | None:
@@ -146,6 +153,7 @@ __all__ = [
     "AgentEntry",
     "adapter_class",
     "adapter_for_meta",
+    "agent_binaries",
     "agents_help",
     "parse_agent",
     "parse_agents",

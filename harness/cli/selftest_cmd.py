@@ -61,12 +61,13 @@ def selftest_cmd(
     each script as one model through the normal run path and prints: script, expected
     verdict, actual verdict, ok. Exits 0 iff every row holds.
     """
-    from harness.agents import parse_agents
+    from harness.agents import agent_binaries, parse_agent
     from harness.report.progress import Progress
-    from harness.selftest import fixture_manifests, render_table, run_selftest, with_binaries
+    from harness.selftest import agent_binary, fixture_manifests, render_table, run_selftest
     from scripted_model import Oracle, ScriptedModelServer
 
-    adapters = parse_agents(agents, with_binaries(agents, agent_bins))
+    given = agent_binaries(agents, agent_bins)
+    adapters = tuple(parse_agent(a, agent_binary(a, given.get(a))) for a in agents)
     oracle = Oracle.from_manifests(fixture_manifests(fixtures))
     # One server plays every agent's API (a Messages request by its client's User-Agent).
     api = adapters[0].model_api if len(adapters) == 1 else None
