@@ -712,6 +712,7 @@ def scatter_chart(
             f'<polyline class="front" points="{line}" fill="none" stroke="{AXIS}" '
             'stroke-dasharray="4 3"/>'
         )
+    placed: list[tuple[float, float, float]] = []
     for p in points:
         px, py = x(p.x), y(p.y)
         shapes = []
@@ -722,13 +723,33 @@ def scatter_chart(
         on_front = any(p is f for f in front)
         outline = f' stroke="{REFERENCE}" stroke-width="1.5"' if on_front else ""
         shapes.append(_circle(px, py, POINT_R, p.colour, outline))
-        # Labels sit up and to the right, or up and to the left near the right edge.
-        if px > x.start + 0.75 * (x.end - x.start):
-            shapes.append(_text(px - 8, py - 12, p.label, "end", POINT_LABEL_CHARS))
+        # Labels sit up and to the right, or up and to the left near the right edge; one
+        # that would cover a label already placed moves down a line at a time.
+        width = CHAR_PX * min(len(p.label), POINT_LABEL_CHARS)
+        left_side = px > x.start + 0.75 * (x.end - x.start)
+        x0 = px - 8 - width if left_side else px + 8
+        ly = _free_line(placed, x0, x0 + width, py - 12)
+        placed.append((x0, x0 + width, ly))
+        if left_side:
+            shapes.append(_text(px - 8, ly, p.label, "end", POINT_LABEL_CHARS))
         else:
-            shapes.append(_text(px + 8, py - 12, p.label, "start", POINT_LABEL_CHARS))
+            shapes.append(_text(px + 8, ly, p.label, "start", POINT_LABEL_CHARS))
         parts.append(_mark("point", p.y, p.tooltip, "".join(shapes), x=p.x, front=float(on_front)))
     return _svg(chart_id, label, bottom + AXIS_PX, parts)
+
+
+#: The height of one line of point labels.
+LABEL_LINE_PX = 14
+
+
+def _free_line(
+    placed: Sequence[tuple[float, float, float]], x0: float, x1: float, y: float
+) -> float:
+    """The first ``y``, ``y + LABEL_LINE_PX``, ... where a label spanning ``x0``-``x1``
+    overlaps none of the ``placed`` ones (``(x0, x1, y)`` each)."""
+    while any(a < x1 and x0 < b and abs(y - ly) < LABEL_LINE_PX for a, b, ly in placed):
+        y += LABEL_LINE_PX
+    return y
 
 
 def trend_chart(series: Sequence[TrendSeries], *, y_label: str, chart_id: str) -> str:

@@ -538,6 +538,26 @@ def test_the_scatter_joins_the_cheaper_and_better_front() -> None:
     assert len(front.attrib["points"].split()) == 3
 
 
+def test_scatter_labels_of_near_points_do_not_cover_each_other() -> None:
+    """Two agents with near costs and the same rate: the second label moves down a line."""
+    points = [(0.20, 100), (0.232, 100), (0.036, 100)]
+    chart = scatter_chart(
+        [ScatterPoint(x, y, f"agent-{x} · scripted/honest", BLUE, "t") for x, y in points],
+        x_label="cost",
+        y_label="rate",
+        chart_id="c",
+    )
+    labels = [
+        (float(t.attrib["x"]), float(t.attrib["y"]))
+        for m in marks(ET.fromstring(chart), "point")
+        for t in m.iter("{http://www.w3.org/2000/svg}text")
+    ]
+    assert len(labels) == 3
+    (_, y_near1), (_, y_near2) = labels[0], labels[1]
+    assert abs(y_near1 - y_near2) >= 14  # a line apart
+    assert labels[2][1] == y_near1  # the far point keeps its place
+
+
 def test_a_timeline_adds_rows_only_events_name() -> None:
     events = [TimelineMark(1, "worker", BLUE, "t"), TimelineMark(2, "lead", BLUE, "t")]
     root = ET.fromstring(timeline_chart(["lead"], events, x_label="s", chart_id="c"))
