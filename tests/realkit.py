@@ -6,10 +6,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
+import pytest
 
 from harness.agents.env import ITEM_TOKEN_VAR
+from harness.pricing import PriceTable, item_cost
+from scorers import ItemScore
+from scripted_model import ScriptedModelServer
+from scripted_model.server import PRICES_PER_MTOK
 
 
 def tree(root: Path) -> list[str]:
@@ -53,3 +59,23 @@ def selftest_in_fresh_home(
     run_ids = [d.name for d in runs.iterdir()] if runs.is_dir() else []
     leftovers = [pid for run_id in run_ids for pid in processes_of_run(run_id)]
     return {"done": done, "home": home, "tmp": tmp, "runs": runs, "leftovers": leftovers}
+
+
+def assert_score_is_the_bill(score: ItemScore, script: Any, server: ScriptedModelServer) -> None:
+    """A scripted run's score: the script's expected verdict, and every token the server
+    billed for the script counted (cache reads and writes apart), priced at the server's
+    prices to the bill's price."""
+    failing = {reason.split(":", 1)[0] for reason in score.failures}
+    assert score.resolved is (script.expected_status == "resolved"), score.failures
+    assert failing == set(script.expected_failing), score.failures
+    bill = server.billed(script.name)
+    usage = score.usage
+    assert usage is not None and usage.complete, usage
+    assert score.tokens_used == bill.total, (score.tokens_used, bill)
+    assert (usage.total.cache_read_tokens, usage.total.cache_write_tokens) == (
+        bill.cache_read_tokens,
+        bill.cache_write_tokens,
+    )
+    prices = PriceTable.from_mapping({script.name: dict(PRICES_PER_MTOK)}, "server prices")
+    cost = item_cost(usage, f"scripted/{script.name}", prices)
+    assert cost.usd == pytest.approx(bill.usd, rel=1e-12) and cost.complete, (cost, bill)

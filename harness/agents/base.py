@@ -111,6 +111,14 @@ class Collected:
 MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9_.][^\s:]*")
 
 
+def pinned_install_hint(name: str, version: str, binary: str) -> str:
+    """The install hint of an agent whose pinned client ``agents install NAME`` fetches."""
+    return (
+        f"install the pinned client ({version}) with `python -m harness agents install "
+        f"{name}` and pass the path it prints as --agent-bin (or put {binary} on PATH)"
+    )
+
+
 def check_model_syntax(model: str) -> None:
     """Refuse a ``--model`` that is not ``PROVIDER/MODEL`` (UsageError naming it)."""
     if not MODEL_PATTERN.fullmatch(model):

@@ -270,30 +270,30 @@ def upgrade_v6(data: Mapping[str, Any]) -> dict[str, Any]:
         if cost is not None:
             cost = {
                 **cost,
-                "fixtures": [{**r, "agent": ""} for r in cost.get("fixtures") or []],
+                "fixtures": _naming(cost.get("fixtures"), ""),
                 "overall": {**cost["overall"], "agent": "*"},
             }
         comparison = {
             **comparison,
-            "fixtures": [{**f, "agent": ""} for f in comparison.get("fixtures") or []],
-            "missing_in_candidate": [
-                {**m, "agent": ""} for m in comparison.get("missing_in_candidate") or []
-            ],
-            "missing_in_baseline": [
-                {**m, "agent": ""} for m in comparison.get("missing_in_baseline") or []
-            ],
+            **{
+                key: _naming(comparison.get(key), "")
+                for key in ("fixtures", "missing_in_candidate", "missing_in_baseline")
+            },
             "cost": cost,
             "schema_version": COMPARISON_SCHEMA_VERSION,
         }
     return {
         **data,
-        "items": [{**i, "agent": agent} for i in data.get("items") or []],
-        "summary": [{**s, "agent": agent} for s in data.get("summary") or []],
-        "overall": [{**o, "agent": agent} for o in data.get("overall") or []],
+        **{key: _naming(data.get(key), agent) for key in ("items", "summary", "overall")},
         "options": options,
         "comparison": comparison,
         "agents": None,
     }
+
+
+def _naming(records: Any, agent: str) -> list[dict[str, Any]]:
+    """``records`` (a list of objects, or None), each naming ``agent``."""
+    return [{**r, "agent": agent} for r in records or []]
 
 
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from harness.model.item import ItemResult
 from harness.model.summary import SequentialCell
 from harness.plan import SequentialSettings, WorkItem
 from harness.stats import sequential as seq
+from harness.stats.compare import pair_runs
 from harness.stats.power import MAX_PLANNED_TRIALS, regression_power
 from harness.stats.summaries import cell_of
 
@@ -79,8 +80,6 @@ def baseline_counts(
     """Resolved / scored items of the baseline per (fixture, agent, model) of this run (its
     ``agents`` labels and ``models``), matched as the comparison matches them
     (:func:`harness.stats.compare.pair_runs`)."""
-    from harness.stats.compare import pair_runs
-
     items = [i for i in baseline if i.status != "error"]
     pair = pair_runs({i.agent for i in items}, {i.model for i in items}, set(agents), set(models))
     counts: dict[Cell, tuple[int, int]] = {}

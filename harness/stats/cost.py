@@ -54,6 +54,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -189,23 +191,16 @@ def cost_ratio(
     agent: str = "",
 ) -> CostRatio:
     """Ratio of mean cost per item, candidate over baseline, with its log-delta interval and
-    verdict (of one fixture x ``agent`` x model: ``agent`` as in the comparison). The estimate needs both means > 0; the interval n >= 2 in each arm and a
-    spread in at least one."""
+    verdict (of one fixture x ``agent`` x model: ``agent`` as in the comparison). The
+    estimate needs both means > 0; the interval n >= 2 in each arm and a spread in at least
+    one."""
     b, c = _costs(baseline, "baseline"), _costs(candidate, "candidate")
     (mb, vb), (mc, vc) = _mean_var(b), _mean_var(c)
-
-    def entry(
-        ratio: float | None,
-        reason: str | None,
-        se: float | None = None,
-        df: float | None = None,
-        ci: Interval | None = None,
-    ) -> CostRatio:
-        verdict = cost_verdict(ci, ratio, threshold)
-        return CostRatio(
-            fixture, agent, model, len(b), len(c), mb, mc, ratio, se, df, ci, confidence, verdict,
-            reason, RATIO_METHOD,
-        )  # fmt: skip
+    blank = CostRatio(
+        fixture, agent, model, len(b), len(c), mb, mc, None, None, None, None, confidence,
+        "inconclusive", None, RATIO_METHOD,
+    )  # fmt: skip
+    entry = partial(_judged, blank, threshold)
 
     if mb is None or mc is None:
         return entry(None, f"no costs in the {'baseline' if mb is None else 'candidate'}")
@@ -234,19 +229,11 @@ def suite_cost_ratio(
     suite): the reason names the fixtures without."""
     n_base = sum(r.n_base for r in per_fixture)
     n_cand = sum(r.n_cand for r in per_fixture)
-
-    def entry(
-        ratio: float | None,
-        reason: str | None,
-        se: float | None = None,
-        df: float | None = None,
-        ci: Interval | None = None,
-    ) -> CostRatio:
-        verdict = cost_verdict(ci, ratio, threshold)
-        return CostRatio(
-            "*", "*", "*", n_base, n_cand, None, None, ratio, se, df, ci, confidence, verdict,
-            reason, SUITE_METHOD,
-        )  # fmt: skip
+    blank = CostRatio(
+        "*", "*", "*", n_base, n_cand, None, None, None, None, None, None, confidence,
+        "inconclusive", None, SUITE_METHOD,
+    )  # fmt: skip
+    entry = partial(_judged, blank, threshold)
 
     if not per_fixture:
         return entry(None, "no fixture x model in common")
@@ -271,6 +258,21 @@ def suite_cost_ratio(
     if not math.isfinite(lo):
         return entry(ratio, "no spread in any fixture: no interval", se)
     return entry(math.exp(est), None, se, df, (math.exp(lo), math.exp(hi)))
+
+
+def _judged(
+    blank: CostRatio,
+    threshold: float,
+    ratio: float | None,
+    reason: str | None,
+    se: float | None = None,
+    df: float | None = None,
+    ci: Interval | None = None,
+) -> CostRatio:
+    """``blank`` (what is compared: cell, counts, means, method) with its ratio, interval
+    and the verdict they give at ``threshold``."""
+    verdict = cost_verdict(ci, ratio, threshold)
+    return replace(blank, ratio=ratio, reason=reason, se_log=se, df=df, ci=ci, verdict=verdict)
 
 
 def _label(r: CostRatio) -> str:

@@ -21,6 +21,7 @@ from harness.agents.base import (
     ItemPaths,
     ItemSpec,
     Launch,
+    pinned_install_hint,
 )
 from harness.agents.claude_code.collect import locate, project_dir_name, scorer_inputs
 from harness.agents.claude_code.launch import (
@@ -61,11 +62,7 @@ class ClaudeCodeAdapter(AgentAdapter):
     #: The model API the client speaks (the scripted model server serves it in selftest).
     model_api: ClassVar[str | None] = "anthropic-messages"
     binary_env: ClassVar[str | None] = "CLAUDE_CODE_BIN"
-    install_hint: ClassVar[str] = (
-        f"install the pinned client ({CLAUDE_CODE_VERSION}) with "
-        "`python -m harness agents install claude-code` and pass the path it prints as "
-        "--agent-bin (or put claude on PATH)"
-    )
+    install_hint: ClassVar[str] = pinned_install_hint("claude-code", CLAUDE_CODE_VERSION, "claude")
     pinned_version: ClassVar[str | None] = CLAUDE_CODE_VERSION
 
     @classmethod

@@ -17,7 +17,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.agents.base import AgentAdapter, Collected, ItemPaths, ItemSpec, Launch
+from harness.agents.base import (
+    AgentAdapter,
+    Collected,
+    ItemPaths,
+    ItemSpec,
+    Launch,
+    pinned_install_hint,
+)
 from harness.agents.env import resolve_binary
 from harness.agents.opencode.collect import Bundle, copy_run, scorer_inputs
 from harness.agents.opencode.install import ripgrep_beside
@@ -50,11 +57,7 @@ class OpenCodeAdapter(AgentAdapter):
     default_binary: ClassVar[str | None] = "opencode"
     model_api: ClassVar[str | None] = MODEL_API
     binary_env: ClassVar[str | None] = "OPENCODE_BIN"
-    install_hint: ClassVar[str] = (
-        f"install the pinned client ({OPENCODE_VERSION}) with "
-        "`python -m harness agents install opencode` and pass the path it prints as "
-        "--agent-bin (or put opencode on PATH)"
-    )
+    install_hint: ClassVar[str] = pinned_install_hint("opencode", OPENCODE_VERSION, "opencode")
     pinned_version: ClassVar[str | None] = OPENCODE_VERSION
 
     @classmethod

@@ -15,18 +15,17 @@ from pathlib import Path
 
 import pytest
 from cc_kit import agent_env, prepare
+from realkit import assert_score_is_the_bill
 
 from harness.agents.claude_code.collect import locate, scorer_inputs
 from harness.agents.claude_code.launch import (
     agent_argv,
 )
 from harness.item.processes import run_process
-from harness.pricing import PriceTable, item_cost
 from scorers.claude_code import score_claude_code
 from scorers.types import Manifest
 from scripted_model import Oracle, ScriptedModelServer
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS
-from scripted_model.server import PRICES_PER_MTOK
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
@@ -65,20 +64,5 @@ def test_script_verdict(
     assert located.parent is not None and not located.notes, located.notes  # computed folder
     manifest = Manifest.from_dict(json.loads((TINY / "fixture.json").read_text()))
     score = score_claude_code(scorer_inputs(located), manifest)
-    failing = {reason.split(":", 1)[0] for reason in score.failures}
-    assert score.resolved is (script.expected_status == "resolved"), score.failures
-    assert failing == set(script.expected_failing), score.failures
-    # Every token the server billed for this script's run is counted, cache reads and
-    # writes apart, from the client's own account (its transcripts under-count output).
-    bill = server.billed(name)
-    usage = score.usage
-    assert usage is not None and usage.complete, usage
-    assert score.tokens_used == bill.total, (score.tokens_used, bill)
-    assert (usage.total.cache_read_tokens, usage.total.cache_write_tokens) == (
-        bill.cache_read_tokens,
-        bill.cache_write_tokens,
-    )
-    # Priced per model as the client names them, at the server's prices: the bill's price.
-    prices = PriceTable.from_mapping({name: dict(PRICES_PER_MTOK)}, "server prices")
-    cost = item_cost(usage, f"scripted/{name}", prices)
-    assert cost.usd == pytest.approx(bill.usd, rel=1e-12) and cost.complete, (cost, bill)
+    # The client's own account of its usage (its transcripts under-count output).
+    assert_score_is_the_bill(score, script, server)

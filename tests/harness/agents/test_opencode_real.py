@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from realkit import TINY, processes_of_run, tree
+from realkit import TINY, assert_score_is_the_bill, processes_of_run, tree
 
 from harness.agents.base import ItemSpec
 from harness.agents.env import secret_values
@@ -21,10 +21,9 @@ from harness.agents.opencode.launch import STATE_DIRS
 from harness.fixtures import load_fixture
 from harness.item.processes import run_process
 from harness.item.workspace import base_env, build_item_paths
-from harness.pricing import PriceTable, item_cost
 from scripted_model import Oracle, ScriptedModelServer
 from scripted_model.opencode_scripts import OPENCODE_SCRIPTS
-from scripted_model.server import OPENCODE_MESSAGES_API, PRICES_PER_MTOK
+from scripted_model.server import OPENCODE_MESSAGES_API
 
 #: A scripted run takes 3-8 s; the margin covers a loaded 2-core machine.
 RUN_TIMEOUT_S = 180
@@ -85,19 +84,4 @@ def test_script_verdict(
         launch, item_dir, stdout, stderr, secret_values(launch.env, launch.credential_files)
     )
     assert collected.capped == () and not any("no opencode.db" in n for n in collected.notes)
-    score = adapter.score(item_dir, {}, fixture.manifest)
-    failing = {reason.split(":", 1)[0] for reason in score.failures}
-    assert score.resolved is (script.expected_status == "resolved"), score.failures
-    assert failing == set(script.expected_failing), score.failures
-    # Every token the server billed for this script's run is counted, cache apart.
-    bill = server.billed(name)
-    usage = score.usage
-    assert usage is not None and usage.complete, usage
-    assert score.tokens_used == bill.total, (score.tokens_used, bill)
-    assert (usage.total.cache_read_tokens, usage.total.cache_write_tokens) == (
-        bill.cache_read_tokens,
-        bill.cache_write_tokens,
-    )
-    prices = PriceTable.from_mapping({name: dict(PRICES_PER_MTOK)}, "server prices")
-    cost = item_cost(usage, f"scripted/{name}", prices)
-    assert cost.usd == pytest.approx(bill.usd, rel=1e-12) and cost.complete, (cost, bill)
+    assert_score_is_the_bill(adapter.score(item_dir, {}, fixture.manifest), script, server)
