@@ -28,6 +28,19 @@ if TYPE_CHECKING:  # the CLI reads this module's limits at start-up: keep it che
 
 #: A hard ceiling on concurrency: each item runs an agent, a daemon and children.
 MAX_CONCURRENCY = 64
+#: An item lost to the provider runs again this many more times by default: a passing
+#: throttle or overload usually clears within two waits; more only spends on an outage.
+DEFAULT_RETRIES = 2
+MAX_RETRIES = 20
+#: The wait before an item's first retry (doubling after each): the agents retry for
+#: seconds to minutes on their own first (Claude Code ~167 s, opencode ~70 s), so what
+#: beat them needs a while to clear.
+DEFAULT_RETRY_BACKOFF_S = 30.0
+#: The longest wait before a retry, whatever the backoff or the provider's retry-after.
+MAX_RETRY_WAIT_S = 900.0
+#: Items in a row lost to the provider after their retries before the run stops: three
+#: are an outage, not a throttle, and the rest of the suite would only burn time and money.
+DEFAULT_MAX_PROVIDER_ERRORS = 3
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,9 @@ class WorkItem:
     model: str
     trial: int
     agent_in_key: bool = False
+    #: Which attempt of the item this is (1, then more when the provider failed it); not
+    #: part of its key: every attempt is the same item.
+    attempt: int = 1
 
     @property
     def key(self) -> str:
@@ -122,6 +138,14 @@ class RunConfig:
     only_keys: tuple[str, ...] = ()
     #: The run this one re-runs items of, as ``run id`` (None: a run of its own).
     origin: str | None = None
+    #: How many more times an item that ended as a provider error runs (``--retries``).
+    retries: int = DEFAULT_RETRIES
+    #: The wait before the first retry of an item; it doubles for each next one.
+    retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
+    #: Items in a row lost to the provider (or unable to start) that stop the run (0: never).
+    max_provider_errors: int = DEFAULT_MAX_PROVIDER_ERRORS
+    #: Variables set in every item's agent environment (``--agent-env``), per agent label.
+    agent_env: tuple[tuple[str, str, str], ...] = ()
 
     def validate(self) -> None:
         if self.trials < 1:
@@ -160,6 +184,17 @@ class RunConfig:
             raise UsageError(f"--max-cost must be a number of USD > 0, got {self.max_cost_usd}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise UsageError(f"--max-tokens must be at least 1, got {self.max_tokens}")
+        if not 0 <= self.retries <= MAX_RETRIES:
+            raise UsageError(f"--retries must be between 0 and {MAX_RETRIES}, got {self.retries}")
+        if not (0 <= self.retry_backoff_s <= MAX_RETRY_WAIT_S):
+            raise UsageError(
+                f"--retry-backoff must be between 0 and {MAX_RETRY_WAIT_S:g} seconds, "
+                f"got {self.retry_backoff_s:g}"
+            )
+        if self.max_provider_errors < 0:
+            raise UsageError(
+                f"--max-provider-errors must be 0 (never stop) or more, got {self.max_provider_errors}"
+            )
         auto = self.sequential
         if auto is not None:
             if not 1 <= auto.min_trials <= auto.max_trials:

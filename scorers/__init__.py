@@ -8,8 +8,10 @@ exports only what every agent shares; an agent's entry point is imported from it
 
 from __future__ import annotations
 
+from scorers.faults import ProviderFault
+from scorers.provider import NO_FAULTS, ProviderFaults, judge_provider
 from scorers.records import RunEvidence, TokenUsage
-from scorers.score import score_evidence, score_nothing
+from scorers.score import Assessment, assess_evidence, score_evidence, score_nothing
 from scorers.types import SCORE_SCHEMA_VERSION, Manifest, Opener, Shard
 from scorers.verdict import (
     Check,
@@ -22,19 +24,25 @@ from scorers.verdict import (
 )
 
 __all__ = [
+    "NO_FAULTS",
     "SCORE_SCHEMA_VERSION",
+    "Assessment",
     "Check",
     "DuplicateSpawn",
     "Efficiency",
     "ItemScore",
     "Manifest",
     "Opener",
+    "ProviderFault",
+    "ProviderFaults",
     "RunEvidence",
     "Shard",
     "TokenUsage",
     "UntracedShard",
     "UsageSummary",
     "WrongAnswer",
+    "assess_evidence",
+    "judge_provider",
     "score_evidence",
     "score_nothing",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from scorers.faults import ProviderFault
 from scorers.tokens import NO_TOKENS, ReportedUsage, TokenUsage, UsageTally
 
 #: A path as the scorer compares it: its non-empty parts (split on both ``/`` and ``\\``)
@@ -182,6 +183,13 @@ class StreamParse:
     malformed_lines: int = 0
     reported: ReportedUsage | None = None
     cut_short: bool = False
+    #: Retries the stream announced (``session``: parent, or the child id), with the
+    #: status where it says: what names the cause of a retried request a transcript keeps
+    #: no error for.
+    retries: tuple[ProviderFault, ...] = ()
+    #: The fault the run's last result ended on (None: it did not end on one, or the
+    #: stream has no result).
+    final_fault: ProviderFault | None = None
 
 
 # -------------------------------------------------------------------- answers and files
@@ -228,6 +236,11 @@ class ChildSession:
     ended_at: str | None = None
     #: The tokens its own model turns used, as its transcript records them.
     usage: TokenUsage = NO_TOKENS
+    #: Its requests that failed at the provider; whether its last model call was one (it
+    #: gave up there); requests it recorded no usage for that may have been billed.
+    faults: tuple[ProviderFault, ...] = ()
+    ended_in_fault: bool = False
+    unseen_requests: int = 0
 
 
 UsageSource = Literal["stream", "transcript"]

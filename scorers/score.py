@@ -7,10 +7,12 @@ usage is reported, never gating. Each failed criterion gets one short reason.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import scorers.criteria as rubric
 from scorers.criteria import ScoringContext
 from scorers.efficiency import efficiency
+from scorers.provider import ProviderFaults, judge_provider
 from scorers.records import LedgerParse, RunEvidence
 from scorers.types import Manifest
 from scorers.usage import model_reached, parent_usage, summarize_usage
@@ -65,6 +67,20 @@ def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
         usage=usage,
         efficiency=efficiency(evidence, usage, manifest),
     )
+
+
+class Assessment(NamedTuple):
+    """A run's verdict and what the provider did to it (its faults, and whether the
+    provider, not the agent, ended it)."""
+
+    score: ItemScore
+    faults: ProviderFaults
+
+
+def assess_evidence(evidence: RunEvidence, manifest: Manifest) -> Assessment:
+    """The verdict on one run's evidence, and its provider faults."""
+    score = score_evidence(evidence, manifest)
+    return Assessment(score, judge_provider(evidence, score, manifest))
 
 
 def score_nothing(manifest: Manifest) -> ItemScore:

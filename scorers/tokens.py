@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scorers.faults import ProviderFault
+
 
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
@@ -56,6 +58,11 @@ class UsageTally:
     ``exact`` is False when the source is known to under-count (Claude Code's transcripts
     keep the streaming placeholder of each message's output tokens); ``cost_usd`` is what
     the agent itself priced the messages at (None: it does not say).
+
+    ``faults`` are the session's requests that failed at the provider (retried or not);
+    ``ended_in_fault`` says its last model call was one of them (the agent gave up there);
+    ``unseen_requests`` counts requests that ended mid-answer or were aborted with no usage
+    recorded: the provider may have billed them, so the tally is then a lower bound.
     """
 
     assistant_messages: int = 0
@@ -64,6 +71,9 @@ class UsageTally:
     first_error: str | None = None
     exact: bool = True
     cost_usd: float | None = None
+    faults: tuple[ProviderFault, ...] = ()
+    ended_in_fault: bool = False
+    unseen_requests: int = 0
 
     @property
     def tokens(self) -> int:

@@ -64,12 +64,34 @@ def _unrecorded_children(evidence: RunEvidence) -> list[str]:
     return sorted(spawned - recorded)
 
 
+def unseen_gap(evidence: RunEvidence, parent: ParentUsage) -> str | None:
+    """The gap left by requests that ended mid-answer or were aborted with no usage recorded
+    (the parent's and the children's), or None when there are none.
+
+    Stops a count that looks complete while a billed request is missing from it: from the
+    files alone a request aborted after the provider began to answer (and billed) cannot be
+    told from one that never reached it (``real-runs/billed-early-exit-undercount``).
+    """
+    unseen = parent.tally.unseen_requests + sum(c.unseen_requests for c in evidence.child_sessions)
+    if not unseen:
+        return None
+    many = "s" if unseen > 1 else ""
+    return (
+        f"{unseen} model request{many} ended mid-answer or aborted with no usage recorded "
+        "(the provider may have billed them)"
+    )
+
+
 def summarize_usage(evidence: RunEvidence, parent: ParentUsage) -> UsageSummary:
     """The run's usage from its best source, with what is known to be missing."""
     stream, session = evidence.stream, evidence.session
+    unseen = unseen_gap(evidence, parent)
     if stream is not None and stream.reported is not None:
         reported = stream.reported
-        gaps = ("the stream went on after its last usage report",) if stream.cut_short else ()
+        gaps: tuple[str, ...] = (
+            ("the stream went on after its last usage report",) if stream.cut_short else ()
+        )
+        gaps += (unseen,) if unseen else ()
         return UsageSummary(
             total=reported.total,
             by_model=dict(reported.by_model),
@@ -92,6 +114,8 @@ def summarize_usage(evidence: RunEvidence, parent: ParentUsage) -> UsageSummary:
             f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         )
         gaps_list.append(f"spawned children without a transcript: {shown}")
+    if unseen:
+        gaps_list.append(unseen)
     total = parent.tally.usage if children is None else parent.tally.usage + children
     cost = parent.tally.cost_usd  # the agent prices the children only when it prices at all
     if cost is not None and session is not None and session.child_cost_usd is not None:

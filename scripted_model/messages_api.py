@@ -165,6 +165,59 @@ def sse_events(
     yield _event("message_stop", {"type": "message_stop"})
 
 
+#: Tool names (Claude Code's, opencode's) whose call spawns a subagent or writes a file.
+SPAWN_TOOLS = frozenset({"Agent", "Task", "task"})
+WRITE_TOOLS = frozenset({"Write", "write"})
+
+
+def phase_of(action: ClaudeAction) -> str:
+    """``spawn`` when the answer starts subagents, ``write`` when it writes a file, else
+    ``any`` (what a fault plan's ``phase`` matches)."""
+    if isinstance(action, Reply):
+        names = {call.name for call in action.calls}
+        if names & SPAWN_TOOLS:
+            return "spawn"
+        if names & WRITE_TOOLS:
+            return "write"
+    return "any"
+
+
+def partial_events(model: str) -> bytes:
+    """The first events of a streamed answer: what a cut stream delivers before it breaks
+    (a ``message_start`` with its usage, an open text block, one delta)."""
+    start: dict[str, Any] = {
+        "id": message_id(),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},  # failed requests bill nothing
+    }
+    return b"".join(
+        (
+            _event("message_start", {"type": "message_start", "message": start}),
+            _event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            _event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "Work"},
+                },
+            ),
+        )
+    )
+
+
 def _event(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
@@ -177,6 +230,8 @@ __all__ = [
     "MessagesScripts",
     "describe",
     "message_json",
+    "partial_events",
+    "phase_of",
     "plan_answer",
     "sleep_for",
     "sse_events",

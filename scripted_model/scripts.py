@@ -36,6 +36,8 @@ SPAWN_REFUSED = "SPAWN_REFUSED"
 DEFAULT_ARTIFACT = "combined-index.md"
 #: The first line of the cell that spawns the children.
 SPAWN_MARKER = "# scripted:spawn"
+#: The first line of the cell that writes the artifact.
+WRITE_MARKER = "# scripted:write"
 SCRATCH_RE = re.compile(r"SCRATCH=(?P<k>\d+)")
 ARTIFACT_RE = re.compile(r"write the file (?P<name>[\w.-]+)")
 
@@ -260,7 +262,7 @@ def _poll_cell() -> str:
 def _write_cell(artifact: str, jobs: list[ShardJob], answers: dict[str, str]) -> str:
     bullets = "".join(f"- {j.file}: {answers[j.file]}\n" for j in jobs if j.file in answers)
     return (
-        "# scripted:write\n"
+        f"{WRITE_MARKER}\n"
         "from pathlib import Path\n"
         f"Path({artifact!r}).write_text({bullets!r})\n"
         f"print(Path({artifact!r}).read_text())\n"

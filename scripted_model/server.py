@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,10 +22,12 @@ from typing import Any
 import scripted_model.messages_api as messages_api
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
 from scripted_model.conversation import Conversation
+from scripted_model.faults import FaultPlan, FaultRule, Request, conversation_key
 from scripted_model.opencode_scripts import OPENCODE_SCRIPTS
 from scripted_model.oracle import Oracle
 from scripted_model.scripts import (
     SCRIPTS,
+    WRITE_MARKER,
     Action,
     ModelFailure,
     Script,
@@ -141,6 +143,7 @@ class ScriptedModelServer:
         request_log: Path | None = None,
         claude_scripts: dict[str, ClaudeScript] | None = None,
         model_api: str | None = None,
+        faults: FaultPlan | None = None,
     ):
         """``model_api`` picks what ``/v1/messages`` plays: the scripts of the client that
         speaks it (:data:`MESSAGES_SCRIPTS`). None (the default): each request's client, told
@@ -162,19 +165,39 @@ class ScriptedModelServer:
         #: parent's spawn cell for those shards was served (what ``early-exit`` waits on).
         self._child_seen: dict[tuple[str, str], float] = {}
         self._spawned: dict[tuple[str, frozenset[str]], float] = {}
+        self.faults = faults or FaultPlan()
+        #: (API, model, caller, fixture, kind) -> requests failed by the fault plan.
+        self._faults_served: Counter[tuple[str, str, str, str | None, str]] = Counter()
         self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
+        self._port = self.port
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     @property
     def port(self) -> int:
         return int(self._httpd.server_address[1])
 
     @property
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` was called (a stalled answer gives up its silence)."""
+        return self._stopping.is_set()
+
+    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> ScriptedModelServer:
+        self._serve()
+        if any(rule.kind == "refused" for rule in self.faults.rules):
+            self._watcher = threading.Thread(
+                target=self._refuse_in_windows, name="scripted-model-refused", daemon=True
+            )
+            self._watcher.start()
+        return self
+
+    def _serve(self) -> None:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": SHUTDOWN_POLL_S},
@@ -182,13 +205,35 @@ class ScriptedModelServer:
             daemon=True,
         )
         self._thread.start()
-        return self
 
-    def stop(self) -> None:
+    def _close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
         if self._thread is not None:
             self._thread.join()
+            self._thread = None
+
+    def _refuse_in_windows(self) -> None:
+        """Stop listening while a ``refused`` rule's window is open (connections are then
+        refused by the kernel), and listen again on the same port when it closes."""
+        listening = True
+        while not self._stopping.wait(SHUTDOWN_POLL_S):
+            refusing = self.faults.refusing() is not None
+            if refusing and listening:
+                self._close()
+                listening = False
+            elif not refusing and not listening:
+                self._httpd = _Server(("127.0.0.1", self._port), _handler_for(self))
+                self._httpd.daemon_threads = True
+                self._serve()
+                listening = True
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._watcher is not None:
+            self._watcher.join()
+        if self._thread is not None:
+            self._close()
 
     def __enter__(self) -> ScriptedModelServer:
         return self.start()
@@ -305,6 +350,49 @@ class ScriptedModelServer:
                 with self.request_log.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(entry) + "\n")
 
+    def fault_for(
+        self,
+        api: str,
+        model: str,
+        caller: str,
+        first_prompt: str,
+        cwd: str | None,
+        phase: str,
+        files: list[str],
+    ) -> FaultRule | None:
+        """The fault the plan serves this request (counted), or None: answer it."""
+        if not self.faults:
+            return None
+        key = conversation_key(api, model, first_prompt, cwd)
+        request = Request(caller, key, self.faults.number(key), phase)  # type: ignore[arg-type]
+        rule = self.faults.fault_for(request)
+        if rule is not None:
+            fixture = self.oracle.fixture_of(files[0]) if files else None
+            with self._lock:
+                self._faults_served[(api, model, caller, fixture, rule.kind)] += 1
+        return rule
+
+    def faults_served(
+        self,
+        model: str | None = None,
+        fixture: str | None = None,
+        api: str | None = None,
+        caller: str | None = None,
+        kind: str | None = None,
+    ) -> int:
+        """Requests the fault plan failed, for one model, fixture, API, caller and/or kind
+        (None: any); with ``fixture`` given, requests that name none are left out."""
+        with self._lock:
+            return sum(
+                n
+                for (a, m, c, fx, k), n in self._faults_served.items()
+                if (model is None or m == model)
+                and (fixture is None or fx == fixture)
+                and (api is None or a == api)
+                and (caller is None or c == caller)
+                and (kind is None or k == kind)
+            )
+
     def models_json(self) -> dict[str, Any]:
         return models_json(self.base_url, sorted(self.scripts))
 
@@ -396,6 +484,25 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             conv = Conversation.from_request(body)
             action = next_action(script, conv, server.oracle)
+            caller = (
+                "internal"
+                if not conv.has_tools
+                else "child"
+                if conv.child_task is not None
+                else "parent"
+            )
+            fault = server.fault_for(
+                COMPLETIONS_API,
+                model,
+                caller,
+                conv.root_task or "",
+                _system_text(body),
+                _completions_phase(action),
+                conv.shard_files(),
+            )
+            if fault is not None:
+                self._fail(fault, _completions_partial(model))
+                return
             server.record(model, conv, body, action)
             if isinstance(action, Text) and action.wait_for_children:
                 server.wait_for_children(model, action.wait_for_children)
@@ -493,6 +600,25 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             except messages_api.MessagesError as error:
                 self._json(error.status, error.body())
                 return
+            caller = (
+                "internal"
+                if model.startswith(messages_api.INTERNAL_MODEL_PREFIX)
+                else "child"
+                if conv.child_job is not None
+                else "parent"
+            )
+            fault = server.fault_for(
+                api,
+                model,
+                caller,
+                conv.first_user_text,
+                conv.cwd,
+                messages_api.phase_of(action),
+                conv.shard_files(),
+            )
+            if fault is not None:
+                self._fail(fault, messages_api.partial_events(model))
+                return
             server.record_request(
                 model, conv.shard_files(), body, messages_api.describe(action), api
             )
@@ -503,13 +629,6 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             messages_api.sleep_for(action)
             cached = b'"cache_control"' in raw
             usage = messages_api.usage_for(action, len(raw), cached)
-            caller = (
-                "internal"
-                if model.startswith(messages_api.INTERNAL_MODEL_PREFIX)
-                else "child"
-                if conv.child_job is not None
-                else "parent"
-            )
             server.bill(
                 model,
                 caller,
@@ -536,15 +655,79 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
             self.close_connection = True
 
-        def _json(self, status: int, obj: dict[str, Any]) -> None:
+        def _json(
+            self, status: int, obj: dict[str, Any], headers: Mapping[str, str] | None = None
+        ) -> None:
             data = json.dumps(obj).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
+
+        def _fail(self, rule: FaultRule, partial: bytes) -> None:
+            """Serve a fault of the plan: an HTTP error, or a stream that breaks (billed
+            nothing, either way)."""
+            if rule.status:
+                body = {
+                    "type": "error",
+                    "error": {"type": rule.error_type, "message": rule.message},
+                }
+                self._json(rule.status, body, rule.headers())
+                return
+            self.close_connection = True
+            if rule.kind == "drop":
+                return  # no answer at all: the client reads an empty reply
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            # A length the stream never reaches: the client sees it end early.
+            self.send_header("content-length", str(len(partial) * 4 + 1024))
+            self.end_headers()
+            if rule.kind == "stream_cut":
+                self.wfile.write(partial)
+                self.wfile.flush()
+                return
+            self.wfile.flush()  # a stall: the headers, then silence
+            deadline = time.monotonic() + rule.stall_s
+            while time.monotonic() < deadline and not server.stopping:
+                time.sleep(SHUTDOWN_POLL_S)
 
         def _error(self, status: int, message: str, kind: str) -> None:
             self._json(status, {"error": {"message": message, "type": kind, "code": kind}})
 
     return Handler
+
+
+def _system_text(body: Mapping[str, Any]) -> str:
+    """The system prompt of a chat completions request (it names the working directory):
+    what tells one item's conversations from another's."""
+    return "\n".join(
+        str(m.get("content"))
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") in ("system", "developer")
+    )
+
+
+def _completions_phase(action: Action) -> str:
+    """``spawn`` or ``write`` when the answer is that cell, else ``any``."""
+    if isinstance(action, ToolCall):
+        if action.spawns:
+            return "spawn"
+        if action.code.startswith(WRITE_MARKER):
+            return "write"
+    return "any"
+
+
+def _completions_partial(model: str) -> bytes:
+    """The first chunk of a streamed answer: what a cut stream delivers before it breaks."""
+    chunk = {
+        "id": f"chatcmpl-scripted-{time.monotonic_ns()}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Work"}}],
+    }
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 #: What a child's model request fails with under ``retry-after-failure``.
 FAILURE_ERROR = "500 Internal Server Error: upstream model overloaded"
+#: What the first try of a request fails with under ``recovers`` (then it is retried).
+TRANSIENT_ERROR = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 
 
 def run_child() -> int:
@@ -77,6 +79,8 @@ class ChildRun:
         if spec.get("grandchild"):
             self._start_stray_process()
         time.sleep(float(spec.get("delay", 0)))
+        if spec.get("recovers"):  # the first try is refused, the retry answers
+            self._message([], "error", records.usage(0, 0), error=TRANSIENT_ERROR)
         fate = spec["fate"]
         if fate == "fail":
             self._message([], "error", records.usage(0, 0), error=FAILURE_ERROR)

@@ -44,12 +44,15 @@ PLANS = (
     "answer-mismatch",
     "hollow-children",
     "backdated-reply",
+    "provider-down",
 )
 #: Modifiers that combine with a plan.
-FLAGS = ("wrong-answer", "hang", "crash", "stubborn-daemon", "detached-grandchild")
-VALUED = ("slow", "flaky")
+FLAGS = ("wrong-answer", "hang", "crash", "stubborn-daemon", "detached-grandchild", "recovers")
+VALUED = ("slow", "flaky", "throttled")
 #: Plans that start no child process, so a child-side modifier cannot apply.
-CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error")
+CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error", "provider-down")
+#: Plans in which no model request succeeds (the provider refuses every one).
+REFUSED_PLANS = ("model-error", "provider-down")
 #: With ``model-error`` no turn succeeds: only daemon and pacing modifiers make sense.
 MODEL_ERROR_MODIFIERS = frozenset({"stubborn-daemon", "slow"})
 
@@ -88,6 +91,8 @@ class Behaviours(_Value):
         "detached_grandchild",
         "slow",
         "flaky",
+        "recovers",
+        "throttled",
     )
     __slots__ = _fields
 
@@ -101,6 +106,8 @@ class Behaviours(_Value):
         detached_grandchild: bool = False,
         slow: float = 0.0,
         flaky: float | None = None,
+        recovers: bool = False,
+        throttled: float | None = None,
     ) -> None:
         self.plan = plan
         self.wrong_answer = wrong_answer
@@ -110,6 +117,11 @@ class Behaviours(_Value):
         self.detached_grandchild = detached_grandchild
         self.slow = slow
         self.flaky = flaky
+        #: Every model request's first try fails (529) and is retried: the run goes on.
+        self.recovers = recovers
+        #: The probability an attempt ends as a provider error: the parent's last request
+        #: keeps failing (529) after the children reported, so no artifact is written.
+        self.throttled = throttled
 
 
 def parse_behaviours(spec: str) -> Behaviours:
@@ -137,15 +149,15 @@ def parse_behaviours(spec: str) -> Behaviours:
         elif name in FLAGS:
             fields[name.replace("-", "_")] = True
         else:
-            known = ", ".join((*PLANS, *FLAGS, "slow=SECONDS", "flaky=P"))
+            known = ", ".join((*PLANS, *FLAGS, "slow=SECONDS", "flaky=P", "throttled=P"))
             raise SimUsageError(f"unknown behaviour {name!r} (known: {known})")
     plan = plan or "honest"
     modifiers = seen - set(PLANS)
     if "hang" in modifiers and "crash" in modifiers:
         raise SimUsageError("behaviours 'hang' and 'crash' cannot be combined")
-    if plan == "model-error" and modifiers - MODEL_ERROR_MODIFIERS:
+    if plan in REFUSED_PLANS and modifiers - MODEL_ERROR_MODIFIERS:
         extra = ", ".join(sorted(modifiers - MODEL_ERROR_MODIFIERS))
-        raise SimUsageError(f"'model-error' cannot be combined with {extra}")
+        raise SimUsageError(f"{plan!r} cannot be combined with {extra}")
     if plan in CHILDLESS_PLANS and "detached-grandchild" in modifiers:
         raise SimUsageError(f"'detached-grandchild' needs a child process; {plan!r} starts none")
     return Behaviours(plan=plan, **fields)  # type: ignore[arg-type]
@@ -176,7 +188,7 @@ def _behaviour_number(name: str, value: str, given: bool) -> float:
         number = float("nan")
     if name == "slow" and number >= 0:
         return number
-    if name == "flaky" and 0 <= number <= 1:
+    if name in ("flaky", "throttled") and 0 <= number <= 1:
         return number
     expected = "a number of seconds >= 0" if name == "slow" else "a probability in [0, 1]"
     raise SimUsageError(f"behaviour {name!r} needs {expected}, got {value!r}")
@@ -193,17 +205,35 @@ class Shard(_Value):
 
 
 class Oracle(_Value):
-    _fields = ("behaviours", "seed", "key", "artifact", "shards")
+    _fields = ("behaviours", "seed", "key", "artifact", "shards", "attempt")
     __slots__ = _fields
 
     def __init__(
-        self, behaviours: Behaviours, seed: int, key: str, artifact: str, shards: tuple[Shard, ...]
+        self,
+        behaviours: Behaviours,
+        seed: int,
+        key: str,
+        artifact: str,
+        shards: tuple[Shard, ...],
+        attempt: int = 1,
     ) -> None:
         self.behaviours = behaviours
         self.seed = seed
         self.key = key
         self.artifact = artifact
         self.shards = shards
+        #: Which attempt of the item this is (the harness runs a provider error again).
+        self.attempt = attempt
+
+    def throttled(self) -> bool:
+        """Whether this attempt ends as a provider error (``throttled=P``): drawn per
+        (seed, item key, attempt), so a retry draws again and a re-run the same."""
+        if self.behaviours.throttled is None:
+            return False
+        import random
+
+        draw = random.Random(f"{self.seed}:{self.key}:attempt-{self.attempt}").random()
+        return draw < self.behaviours.throttled
 
     def resolves(self) -> bool:
         """False when the run must get an answer wrong (``wrong-answer``, or ``flaky`` lost)."""
@@ -271,6 +301,7 @@ def load_oracle(path: str, repo: str) -> Oracle:
             )
         parsed.append(Shard(file=s["file"], worker=s["worker"], expected=expected))
     artifact, seed, key = data.get("artifact"), data.get("seed", 0), data.get("key", "")
+    attempt = data.get("attempt", 1)
     behaviours = data.get("behaviours") or "honest"
     if not isinstance(artifact, str) or not artifact:
         raise SimUsageError(f"oracle {path}: 'artifact' must be a file name")
@@ -278,12 +309,15 @@ def load_oracle(path: str, repo: str) -> Oracle:
         raise SimUsageError(f"oracle {path}: 'seed' must be an int and 'key' a string")
     if not isinstance(behaviours, str):
         raise SimUsageError(f"oracle {path}: 'behaviours' must be a string")
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+        raise SimUsageError(f"oracle {path}: 'attempt' must be an integer >= 1")
     return Oracle(
         behaviours=parse_behaviours(behaviours),
         seed=seed,
         key=key,
         artifact=artifact,
         shards=tuple(parsed),
+        attempt=attempt,
     )
 
 

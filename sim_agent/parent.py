@@ -57,6 +57,12 @@ PROCESS_START = _process_start()
 MODEL_ERROR_ATTEMPTS = 3
 MODEL_ERROR_RETRY_DELAY_S = 0.05
 MODEL_ERROR_MESSAGE = "401 Unauthorized: invalid x-api-key"
+#: What the provider answers under ``provider-down``, ``throttled`` and ``recovers``.
+OVERLOADED_MESSAGE = (
+    '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+)
+#: ``throttled``: how often the parent's last request is tried before the run gives up.
+THROTTLED_ATTEMPTS = 4
 #: How a plan reacts to a child's fate: (fate it reacts to, ledger delete reason), then a
 #: respawn under the same name. ``silent-drop`` has no entry: the silent child is ignored.
 REDO = {"retry-after-failure": ("fail", "revoked"), "delete-to-hide": ("silent", "user")}
@@ -98,7 +104,11 @@ class ParentRun:
     def run(self) -> int:
         self.conv.start(self.cfg.task)
         if self.b.plan == "model-error":
-            return self._model_error()
+            return self._refused(MODEL_ERROR_MESSAGE, MODEL_ERROR_ATTEMPTS)
+        if self.b.plan == "provider-down":
+            return self._refused(OVERLOADED_MESSAGE, MODEL_ERROR_ATTEMPTS)
+        if self.b.recovers:  # the first try of the first request is refused, then retried
+            self._refused_try(OVERLOADED_MESSAGE, 1, 2)
         # Deadlines from process start, not fixed sleeps: a slow start on a busy machine is
         # absorbed instead of added, so the whole run still takes about S.
         _sleep_until(PROCESS_START + self.b.slow * SLOW_SHARES[0])
@@ -111,6 +121,10 @@ class ParentRun:
                 time.sleep(3600)
         if self.b.slow:
             _sleep_until(PROCESS_START + self.b.slow)
+        if self.cfg.oracle.throttled():
+            # The children reported, but the request that would write the answer keeps
+            # failing: the run gives up there (exit 0, as the real CLI does on model errors).
+            return self._refused(OVERLOADED_MESSAGE, THROTTLED_ATTEMPTS, started=True)
         self._write_artifact()
         self.conv.finish(f"All shard answers collected; wrote {self.cfg.oracle.artifact}.")
         return 0
@@ -274,29 +288,35 @@ class ParentRun:
 
         self.conv.tool_turn(code, write)
 
-    def _model_error(self) -> int:
-        """The provider refuses every request: error messages, a few retries, exit 0."""
-        time.sleep(self.b.slow)
-        for attempt in range(1, MODEL_ERROR_ATTEMPTS + 1):
-            self.conv.assistant([], "error", usage=records.usage(0, 0), error=MODEL_ERROR_MESSAGE)
-            if attempt < MODEL_ERROR_ATTEMPTS:
-                delay_ms = int(MODEL_ERROR_RETRY_DELAY_S * 1000)
-                self.conv.event(
-                    {
-                        "type": "auto_retry_start",
-                        "attempt": attempt,
-                        "maxAttempts": MODEL_ERROR_ATTEMPTS,
-                        "delayMs": delay_ms,
-                        "errorMessage": MODEL_ERROR_MESSAGE,
-                    }
-                )
-                time.sleep(MODEL_ERROR_RETRY_DELAY_S)
+    def _refused_try(self, message: str, attempt: int, attempts: int) -> None:
+        """One try of a request the provider refuses, and the retry notice after it."""
+        self.conv.assistant([], "error", usage=records.usage(0, 0), error=message)
+        if attempt < attempts:
+            delay_ms = int(MODEL_ERROR_RETRY_DELAY_S * 1000)
+            self.conv.event(
+                {
+                    "type": "auto_retry_start",
+                    "attempt": attempt,
+                    "maxAttempts": attempts,
+                    "delayMs": delay_ms,
+                    "errorMessage": message,
+                }
+            )
+            time.sleep(MODEL_ERROR_RETRY_DELAY_S)
+
+    def _refused(self, message: str, attempts: int, started: bool = False) -> int:
+        """The provider refuses every try of a request: error messages, a few retries, the
+        turn ends and the CLI exits 0 (``started``: the run had done its work before)."""
+        if not started:
+            time.sleep(self.b.slow)
+        for attempt in range(1, attempts + 1):
+            self._refused_try(message, attempt, attempts)
         self.conv.event(
             {
                 "type": "auto_retry_end",
                 "success": False,
-                "attempt": MODEL_ERROR_ATTEMPTS,
-                "finalError": MODEL_ERROR_MESSAGE,
+                "attempt": attempts,
+                "finalError": message,
             }
         )
         self.conv.end_turn([])

@@ -164,6 +164,7 @@ class Swarm:
             "delay": child.delay,
             "grandchild": child.grandchild,
             "hollow": child.hollow,
+            "recovers": self.cfg.oracle.behaviours.recovers,
             "promptTokens": self.cfg.oracle.prompt_tokens(),
         }
         stdin_r, stdin_w = os.pipe()

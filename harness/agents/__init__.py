@@ -158,3 +158,26 @@ __all__ = [
     "parse_agent",
     "parse_agents",
 ]
+
+
+def agent_settings(
+    agents: Sequence[AgentAdapter], pairs: Sequence[str]
+) -> tuple[tuple[str, str, str], ...]:
+    """``--agent-env NAME=VALUE`` values as (agent label, NAME, VALUE): each goes to every
+    agent of the run that allows NAME (its vendor's setting); one no agent allows, or a
+    malformed one, is refused naming what each agent takes."""
+    found: list[tuple[str, str, str]] = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name or any(c.isspace() for c in name):
+            raise UsageError(f"--agent-env {pair!r}: expected NAME=VALUE")
+        takers = [a for a in agents if name in a.agent_env_allowed]
+        if not takers:
+            offered = "; ".join(
+                f"{a.label()}: "
+                + (", ".join(sorted(a.agent_env_allowed)) or a.agent_env_note or "none")
+                for a in agents
+            )
+            raise UsageError(f"--agent-env {name}: no agent of this run takes it ({offered})")
+        found += [(a.label(), name, value) for a in takers]
+    return tuple(found)

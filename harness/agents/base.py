@@ -8,7 +8,8 @@ an :class:`AgentAdapter` and call it at fixed points of an item's life::
     stop(launch, early)           end what the agent left running (e.g. a daemon)
     collect(launch, dir)          copy its artifacts into the item's bundle (bounded, redacted)
     evidence(dir, meta, manifest) parse the bundle into agent-neutral evidence, which the
-                                  rubric judges (``score``) and ``show`` tells
+                                  rubric judges (``assess``: the score and the provider's
+                                  faults) and ``show`` tells
 
 Adding an agent is one package under ``harness/agents/`` with a subclass, plus one line in
 ``harness/agents/__init__.py``'s registry. Its parsers live in ``scorers/<agent>/`` and
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.agents.env import resolve_binary
 from harness.errors import UsageError
-from scorers import ItemScore, RunEvidence, score_evidence
+from scorers import Assessment, ItemScore, RunEvidence, assess_evidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class ItemSpec:
     manifest: Manifest
     #: Where the user keeps the agent's credentials/model definitions (adapter-specific).
     credentials_source: Path | None = None
+    #: Which attempt of the item this is (1, then more after a provider error).
+    attempt: int = 1
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,13 @@ class AgentAdapter(ABC):
     install_hint: ClassVar[str] = ""
     #: The client version the harness is tested against (None: any, or not applicable).
     pinned_version: ClassVar[str | None] = None
+    #: The agent's own settings a user may pass with ``--agent-env NAME=VALUE`` (its
+    #: vendor's knobs for retries and timeouts), name -> what it does; the harness sets
+    #: them after building the agent's environment. Nothing else of the caller's
+    #: environment reaches an agent that builds its own.
+    agent_env_allowed: ClassVar[Mapping[str, str]] = {}
+    #: Why an agent allows nothing, when it has a reason worth saying (``--agent-env``).
+    agent_env_note: ClassVar[str] = ""
 
     @classmethod
     def install(cls, target: Path | None, log: Callable[[str], None]) -> Path:
@@ -250,6 +260,10 @@ class AgentAdapter(ABC):
         the agent's parsers in ``scorers/<agent>/``: what the rubric judges and what
         ``show`` and the HTML drill-down tell a person."""
 
+    def assess(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> Assessment:
+        """Score a bundle with the pure scorer, and read its provider faults."""
+        return assess_evidence(self.evidence(item_dir, meta, manifest), manifest)
+
     def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
         """Score a bundle with the pure scorer."""
-        return score_evidence(self.evidence(item_dir, meta, manifest), manifest)
+        return self.assess(item_dir, meta, manifest).score

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -22,7 +23,14 @@ from harness.cli.params import (
     threshold_option,
 )
 from harness.errors import UsageError
-from harness.plan import MAX_CONCURRENCY
+from harness.plan import (
+    DEFAULT_MAX_PROVIDER_ERRORS,
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_BACKOFF_S,
+    MAX_CONCURRENCY,
+    MAX_RETRIES,
+    MAX_RETRY_WAIT_S,
+)
 
 if TYPE_CHECKING:
     from harness.model.report import RunOptions
@@ -181,6 +189,44 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     help="Budget in tokens (every billed token, priced or not), like --max-cost.",
 )
 @option(
+    "--retries",
+    type=click.IntRange(0, MAX_RETRIES),
+    default=DEFAULT_RETRIES,
+    show_default=True,
+    help="Run an item again (in a fresh workdir) this many more times when it ended as a "
+    "provider error: the provider failed and the agent could not get past it. Every "
+    "attempt's tokens count against the budget; earlier attempts are kept under the item.",
+)
+@option(
+    "--retry-backoff",
+    type=click.FloatRange(0, MAX_RETRY_WAIT_S),
+    default=DEFAULT_RETRY_BACKOFF_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Wait before an item's first retry, doubling for each next one (at least the "
+    "provider's retry-after, where the agent recorded one).",
+)
+@option(
+    "--max-provider-errors",
+    type=click.IntRange(0),
+    default=DEFAULT_MAX_PROVIDER_ERRORS,
+    show_default=True,
+    metavar="K",
+    help="Circuit breaker: after K items in a row end as provider errors (after their "
+    "retries) or cannot start, start no new item, write the report and exit 3 "
+    "(resumable). 0: never stop.",
+)
+@option(
+    "--agent-env",
+    "agent_env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="One of the agent's own settings its vendor supports (e.g. Claude Code's "
+    "CLAUDE_CODE_MAX_RETRIES, API_TIMEOUT_MS), set in the agent's environment and recorded "
+    "in the run's options; repeatable. Only the settings an agent allows are taken "
+    "(`agents list` names them).",
+)
+@option(
     "--dry-run",
     is_flag=True,
     help="Print the plan (items, agent binary and version, models, where results go), check "
@@ -227,7 +273,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 def run_cmd(ctx: click.Context, /, **options: Any) -> None:
     """Run the agent on fixtures, score every item, write report.json and report.md."""
     # Imported here so that `--help` and the other commands start fast.
-    from harness.agents import parse_agents
+    from harness.agents import agent_settings, parse_agents
     from harness.fixtures.lookup import fixture_roots
     from harness.plan import ExecutorSettings, RunConfig, SequentialSettings
     from harness.report.console import summary_text
@@ -290,6 +336,12 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         ),
         only_keys=rerun[1] if rerun else (),
         origin=rerun[0] if rerun else None,
+        retries=options["retries"],
+        retry_backoff_s=options["retry_backoff"],
+        max_provider_errors=options["max_provider_errors"],
+    )
+    config = dataclasses.replace(
+        config, agent_env=agent_settings(config.agents, options["agent_env"])
     )
     if options["dry_run"]:
         from harness.run.preflight import dry_run
@@ -299,6 +351,13 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         sys.exit(plan.exit_code)
     outcome = execute_run(config, Progress(), resume=resume)
     report = outcome.report
+    if report.provider is not None and report.provider.stopped is not None:
+        from harness.run.breaker import stop_line
+
+        click.echo(
+            stop_line(report.provider.stopped, len(report.not_started), str(outcome.run_dir)),
+            err=True,
+        )
     if options["as_json"]:
         click.echo(json.dumps(report.to_dict(), indent=2))
         if report.comparison is not None:
@@ -325,6 +384,9 @@ _STORED = {
     "prices_file": "prices",
     "max_cost_usd": "max_cost",
     "max_tokens": "max_tokens",
+    "retries": "retries",
+    "retry_backoff_s": "retry_backoff",
+    "max_provider_errors": "max_provider_errors",
 }
 
 
@@ -370,6 +432,10 @@ def _fill_from_stored(ctx: click.Context, options: dict[str, Any], stored: RunOp
         value = getattr(stored, key)
         if unset(name) and value is not None:
             options[name] = value
+    if unset("agent_env") and stored.agent_env:
+        options["agent_env"] = tuple(
+            dict.fromkeys(f"{n}={v}" for own in stored.agent_env.values() for n, v in own.items())
+        )
     auto = stored.sequential
     if auto is not None and unset("trials"):  # an auto run goes on as one
         options["trials"] = AUTO

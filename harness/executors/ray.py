@@ -48,7 +48,7 @@ from harness.fixtures import SHARDS_DIR
 from harness.item.leftovers import stamp_dir
 from harness.item.lifecycle import ItemOptions, Slot, run_item
 from harness.item.processes import become_subreaper, reap_orphans, terminate
-from harness.item.scoring import facts_from_meta, make_result, score_bundle
+from harness.item.scoring import assess_bundle, facts_from_meta, make_result
 from harness.model.item import ItemResult
 from harness.plan import ExecutorSettings, WorkItem
 from harness.pricing import PriceTable
@@ -331,8 +331,9 @@ def _land_bundle(
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
         meta["fixture_path"] = str(work.fixture.path)  # the node's copy was a temp dir
         meta["executor"] = {"name": "ray", "node_id": node}
-        score = score_bundle(incoming, meta)
-        facts = facts_from_meta(meta, score, incoming)
+        assessed = assess_bundle(incoming, meta)
+        score = assessed.score
+        facts = facts_from_meta(meta, assessed, incoming)
         write_json_atomic(meta_file, meta)
         result = make_result(work, item_dir, score, facts, prices)
         write_json_atomic(incoming / "result.json", result.to_dict())

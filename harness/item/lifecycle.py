@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import threading
@@ -19,10 +20,10 @@ from harness.item.leftovers import stamp_dir
 from harness.item.processes import ProcessResult, ProcessTracker, run_process
 from harness.item.scoring import (
     ITEM_META_SCHEMA_VERSION,
+    assess_bundle,
     facts_from_meta,
     make_result,
     manifest_dict,
-    score_bundle,
 )
 from harness.item.workspace import RepoTemplates, base_env, build_item_paths, make_workdir
 from harness.model.item import ItemResult
@@ -61,6 +62,8 @@ class ItemOptions:
     extra_env: tuple[tuple[str, str], ...] = ()
     #: The user's prices (``--prices FILE``), tried before the price library's.
     prices: PriceTable | None = None
+    #: ``--agent-env``: (agent label, NAME, VALUE) set in that agent's own environment.
+    agent_env: tuple[tuple[str, str, str], ...] = ()
 
 
 def run_item(
@@ -93,6 +96,7 @@ def run_item(
         "fixture_hash": work.fixture.content_hash(),
         "model": work.model,
         "trial": work.trial,
+        "attempt": work.attempt,
         "agent": agent.label(),
         "agent_kind": agent.name,
         "agent_options": agent.options,
@@ -111,8 +115,13 @@ def run_item(
             task_text=agent.task_text(work.fixture),
             manifest=work.fixture.manifest,
             credentials_source=opts.agent_home_source,
+            attempt=work.attempt,
         )
         launch = agent.prepare(paths, spec, env, token)
+        own = {n: v for label, n, v in opts.agent_env if label == agent.label()}
+        if own:  # the agent's own settings, after it built its environment
+            launch.env.update(own)
+            launch = dataclasses.replace(launch, env_set=[*launch.env_set, *sorted(own)])
         try:
             prefix = agent.resolve_command()
         except HarnessError as exc:
@@ -187,8 +196,9 @@ def run_item(
         output_capped=bool(proc and proc.output_capped),
         wall_time_s=round(proc.wall_time_s, 3) if proc else 0.0,
     )
-    score = score_bundle(item_dir, meta)
-    facts = facts_from_meta(meta, score, item_dir)
+    assessed = assess_bundle(item_dir, meta)
+    score = assessed.score
+    facts = facts_from_meta(meta, assessed, item_dir)
     write_json_atomic(item_dir / "item.json", meta)
     result = make_result(work, item_dir, score, facts, opts.prices)
     write_json_atomic(item_dir / "result.json", result.to_dict())

@@ -17,7 +17,7 @@ from harness.files import open_regular
 from harness.model.item import ItemCost, ItemResult, RunFacts
 from harness.plan import WorkItem
 from harness.pricing import PriceTable, item_cost
-from scorers import ItemScore
+from scorers import Assessment, ItemScore
 from scorers.types import Manifest
 
 #: Version of item.json's layout. 2: ``agent_kind``/``agent_options`` name the adapter that
@@ -104,18 +104,25 @@ def manifest_dict(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-def score_bundle(
+def assess_bundle(
     item_dir: Path, meta: dict[str, Any], manifest: Manifest | None = None
-) -> ItemScore:
+) -> Assessment:
     """Score an item bundle exactly as ``score ITEM_DIR`` does, with the adapter that
-    wrote it (named in item.json)."""
+    wrote it (named in item.json), and read its provider faults."""
     if manifest is None:
         manifest = manifest_of(item_dir, meta)
     try:
         adapter = adapter_for_meta(meta)
     except HarnessError as exc:
         raise BundleError(f"{item_dir / 'item.json'}: agent_kind: {exc}") from exc
-    return adapter.score(item_dir, meta, manifest)
+    return adapter.assess(item_dir, meta, manifest)
+
+
+def score_bundle(
+    item_dir: Path, meta: dict[str, Any], manifest: Manifest | None = None
+) -> ItemScore:
+    """The score of an item bundle (:func:`assess_bundle` without the faults)."""
+    return assess_bundle(item_dir, meta, manifest).score
 
 
 def _stderr_tail(item_dir: Path) -> str | None:
@@ -130,11 +137,14 @@ def _stderr_tail(item_dir: Path) -> str | None:
     return text or None
 
 
-def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> RunFacts:
-    """Decide whether the launch ever got going (CONTRACT §5: errors are not failures).
+def facts_from_meta(meta: dict[str, Any], assessed: Assessment, item_dir: Path) -> RunFacts:
+    """Decide whether the launch ever got going (CONTRACT §5: errors are not failures), and
+    whether the provider ended the run (``scorers.provider``: an error too, never the
+    agent's failure).
 
     Uses only what item.json records, so re-scoring a bundle decides the same way.
     """
+    score, faults = assessed
     killed = len(meta.get("killed_processes") or [])
     leftover = int(meta.get("leftover_processes") or 0)
     wall = float(meta.get("wall_time_s") or 0.0)
@@ -152,6 +162,7 @@ def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> R
             killed,
             leftover,
             timeout_s,
+            faults,
         )
     agent_error = score.agent_error
     error: str | None = None
@@ -160,6 +171,8 @@ def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> R
         error = "interrupted: the run was stopped before this item finished"
     elif capped:
         error = "collection hit a cap, the evidence is incomplete: " + "; ".join(capped)
+    elif not timed_out and faults.gave_up is not None:
+        error = faults.gave_up
     elif not timed_out and not score.model_reached:
         if score.failed_assistant_messages > 0:
             error = "model never reached: every assistant message ended in error"
@@ -173,7 +186,9 @@ def facts_from_meta(meta: dict[str, Any], score: ItemScore, item_dir: Path) -> R
         agent_error = _stderr_tail(item_dir)
     if meta.get("output_capped"):
         agent_error = agent_error or "agent output exceeded the harness's cap; it was stopped"
-    return RunFacts(wall, exit_code, timed_out, error, agent_error, killed, leftover, timeout_s)
+    return RunFacts(
+        wall, exit_code, timed_out, error, agent_error, killed, leftover, timeout_s, faults
+    )
 
 
 def rescore_item(
@@ -186,7 +201,8 @@ def rescore_item(
 
     meta = read_item_meta(item_dir)
     manifest = load_fixture(fixture).manifest if fixture is not None else None
-    score = score_bundle(item_dir, meta, manifest)
+    assessed = assess_bundle(item_dir, meta, manifest)
+    score = assessed.score
     model = str(meta.get("model", ""))
     return ItemResult(
         key=str(meta.get("key", item_dir.name)),
@@ -195,7 +211,7 @@ def rescore_item(
         trial=int(meta.get("trial") or 1),
         item_dir=item_dir.name,
         score=score,
-        facts=facts_from_meta(meta, score, item_dir),
+        facts=facts_from_meta(meta, assessed, item_dir),
         cost=price(score, model, prices),
         agent=str(meta.get("agent") or meta.get("agent_kind") or LEGACY_AGENT_KIND),
     )

@@ -6,9 +6,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Self, get_args
 
 from harness.model.record import Record
-from scorers import ItemScore
+from scorers import ItemScore, ProviderFaults
 
 ItemStatus = Literal["resolved", "unresolved", "error"]
+
+#: How an item's error begins when the provider failed and the agent could not get past it
+#: (``scorers.provider``): an error the harness retries (``run --retries``).
+PROVIDER_ERROR_PREFIX = "provider: "
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,34 @@ class RunFacts(Record):
     leftover_processes: int = 0
     #: The time limit the agent ran under (so "timed out after N s" needs nothing else).
     timeout_s: float | None = None
+    #: The model requests that failed at the provider, from the agent's own artifacts
+    #: (None: read from a report that predates them).
+    provider_faults: ProviderFaults | None = None
+
+    @property
+    def failed_requests(self) -> int:
+        return self.provider_faults.failed_requests if self.provider_faults else 0
+
+    @property
+    def lost_to_provider(self) -> bool:
+        """The run ended because the provider failed and the agent could not get past it."""
+        return self.error is not None and self.error.startswith(PROVIDER_ERROR_PREFIX)
+
+
+@dataclass(frozen=True)
+class Attempt(Record):
+    """An earlier attempt of an item, run again because the provider failed it: what it
+    cost and why it ended. Its artifacts are kept in the item's ``dir`` (relative)."""
+
+    attempt: int
+    error: str | None
+    tokens: int
+    cost_usd: float | None
+    failed_requests: int
+    wall_time_s: float
+    dir: str
+    #: Its failed requests by kind (``facts.provider_faults.by_kind`` of that attempt).
+    by_kind: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +96,10 @@ class ItemResult(Record):
     cost: ItemCost | None = None
     #: The agent that ran it, as the report names agents (``sim``, ``sim:flaky=0.5``).
     agent: str = ""
+    #: How many times the item ran (>= 1): earlier attempts ended as provider errors.
+    attempts: int = 1
+    #: Those earlier attempts, first to last (this result is the last attempt's).
+    earlier: tuple[Attempt, ...] = ()
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).
     JSON_EXTRA: ClassVar[dict[str, Any]] = {"status": {"enum": list(get_args(ItemStatus))}}
@@ -88,6 +124,20 @@ class ItemResult(Record):
     def cost_usd(self) -> float | None:
         """The item's cost in USD; None when unpriced (or not priced)."""
         return self.cost.usd if self.cost is not None else None
+
+    @property
+    def spent_tokens(self) -> int:
+        """Tokens every attempt used (what a budget counts), this one's and the earlier."""
+        return self.score.tokens_used + sum(a.tokens for a in self.earlier)
+
+    @property
+    def spent_usd(self) -> float | None:
+        """USD every attempt cost; None when one with tokens has no price."""
+        costs = [self.cost_usd, *(a.cost_usd for a in self.earlier)]
+        tokens = [self.score.tokens_used, *(a.tokens for a in self.earlier)]
+        if any(c is None and t > 0 for c, t in zip(costs, tokens, strict=True)):
+            return None
+        return sum(c or 0.0 for c in costs)
 
     def measure(self, name: str) -> float | None:
         """A figure by name (:data:`harness.model.summary.MEASURES`): the item's cost, or a
@@ -114,6 +164,8 @@ class ItemResult(Record):
             "facts": self.facts.to_dict(),
             "score": self.score.to_dict(),
             "cost": self.cost.to_dict() if self.cost is not None else None,
+            "attempts": self.attempts,
+            "earlier": [a.to_dict() for a in self.earlier],
         }
 
     @classmethod
@@ -122,13 +174,25 @@ class ItemResult(Record):
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
         fields = {k: v for k, v in data.items() if k != "status"}
+        attempts = fields.pop("attempts", 1)  # absent: written before retries (one attempt)
+        earlier_data = fields.pop("earlier", [])
+        if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
+            raise ValueError(f"{where}.attempts: expected an integer >= 1, got {attempts!r}")
+        if not isinstance(earlier_data, list):
+            raise ValueError(f"{where}.earlier: expected a list")
+        earlier = tuple(
+            Attempt.from_dict(a, f"{where}.earlier[{n}]") for n, a in enumerate(earlier_data)
+        )
         try:
             score = ItemScore.from_dict(fields.pop("score"))
         except KeyError:
             raise ValueError(f"{where}: missing fields ['score']") from None
         except ValueError as exc:
             raise ValueError(f"{where}.{exc}") from None
-        facts = RunFacts.from_dict(fields.pop("facts", None), f"{where}.facts")
+        facts_data = fields.pop("facts", None)
+        if isinstance(facts_data, dict) and "provider_faults" not in facts_data:
+            facts_data = {**facts_data, "provider_faults": None}  # written before faults
+        facts = RunFacts.from_dict(facts_data, f"{where}.facts")
         cost_data = fields.pop("cost", None)
         cost = None if cost_data is None else ItemCost.from_dict(cost_data, f"{where}.cost")
         identity = _Identity.from_dict(fields, where)
@@ -142,6 +206,8 @@ class ItemResult(Record):
             facts,
             cost,
             identity.agent,
+            attempts,
+            earlier,
         )
         if "status" in data and data["status"] != result.status:
             raise ValueError(f"{where}.status: {data['status']!r}, but the item is {result.status}")

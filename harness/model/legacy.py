@@ -1,4 +1,4 @@
-"""Reading reports of earlier schema versions (2 to 6) as the current one (7).
+"""Reading reports of earlier schema versions (2 to 7) as the current one (8).
 
 Version 6 differs from 7 in lacking the agent dimension: every run had one agent, so its
 items, summaries and overall rates take the run's agent label, its options list that one
@@ -242,11 +242,17 @@ def upgrade_v5(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Options version 8 added, as an earlier run had them: no retries, no breaker, no agent
+#: settings.
+V8_OPTIONS = {"retries": 0, "retry_backoff_s": 0.0, "max_provider_errors": 0, "agent_env": None}
+
+
 def upgrade_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Run options of version 6 or earlier (a report's, or a run.json's) with ``agents``:
-    their one agent."""
+    """Run options of version 7 or earlier (a report's, or a run.json's) as version 8:
+    ``agents`` (their one agent, before version 7) and the retry settings."""
+    options = {**V8_OPTIONS, **options}
     if "agents" in options:
-        return dict(options)
+        return options
     kind = options.get("agent_kind") or ""  # "" in reports older than the adapter seam
     extra = options.get("agent_options") or ""
     agent = {
@@ -296,16 +302,24 @@ def _naming(records: Any, agent: str) -> list[dict[str, Any]]:
     return [{**r, "agent": agent} for r in records or []]
 
 
+def upgrade_v7(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 7 report as version 8: no provider health, options without retries (its
+    items read as one attempt each, with no faults recorded: ``ItemResult.from_dict``)."""
+    return {**data, "options": upgrade_options(data.get("options") or {}), "provider": None}
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2 to 6 report in the current shape (see the module docstring)."""
+    """A version 2 to 7 report in the current shape (see the module docstring)."""
     version = data.get("schema_version")
+    if version == 7:
+        return upgrade_v7(data)
     if version == 6:
-        return upgrade_v6(data)
+        return upgrade_v7(upgrade_v6(data))
     if version == 5:
-        return upgrade_v6(upgrade_v5(data))
+        return upgrade_v7(upgrade_v6(upgrade_v5(data)))
     if version == 4:
-        return upgrade_v6(upgrade_v5(upgrade_v4(data)))
-    return upgrade_v6(upgrade_v5(_upgrade_v2_v3(data)))
+        return upgrade_v7(upgrade_v6(upgrade_v5(upgrade_v4(data))))
+    return upgrade_v7(upgrade_v6(upgrade_v5(_upgrade_v2_v3(data))))
 
 
 def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from harness.errors import BundleError
 from harness.model.agents import AgentsComparison
 from harness.model.comparison import DEFAULT_COST_THRESHOLD, Comparison
 from harness.model.item import ItemResult
+from harness.model.provider import ProviderHealth
 from harness.model.record import Record
 from harness.model.summary import FailureGroup, FixtureSummary, ModelOverall
 from scorers.criteria import criterion_names
@@ -31,10 +32,13 @@ from scorers.criteria import criterion_names
 #: prices), summaries cost and tokens per resolved item, the comparison ``cost``, the run
 #: its ``budget``. 7: the agent is a dimension: items, summaries, overall rates and
 #: comparison cells carry ``agent``, options list the run's ``agents``, and a run of
-#: several agents has ``agents``, its agents side by side.
-REPORT_SCHEMA_VERSION = 7
+#: several agents has ``agents``, its agents side by side. 8: provider faults: items carry
+#: ``facts.provider_faults``, ``attempts`` and their ``earlier`` attempts, options the
+#: retry settings (``retries``, ``retry_backoff_s``, ``max_provider_errors``) and the
+#: agents' own settings (``agent_env``), the run its ``provider`` health.
+REPORT_SCHEMA_VERSION = 8
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 
@@ -92,6 +96,13 @@ class RunOptions(Record):
     #: ``trials`` is their number; with auto, ``trials`` is the cap).
     sequential: SequentialOptions | None = None
     agents: tuple[RunAgent, ...] = ()
+    #: ``--retries``, ``--retry-backoff`` and ``--max-provider-errors`` (a run before
+    #: version 8: no retries, no breaker).
+    retries: int = 0
+    retry_backoff_s: float = 0.0
+    max_provider_errors: int = 0
+    #: ``--agent-env``: the variables each agent (by label) was given, name -> value.
+    agent_env: dict[str, dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +153,8 @@ class RunReport(Record):
     budget: Budget | None = None
     #: The run's agents side by side (None: a run of one agent).
     agents: AgentsComparison | None = None
+    #: What the provider did to the run (None: a report before version 8).
+    provider: ProviderHealth | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.model.comparison import fail_on_parts
+from harness.model.provider_text import health_line
 from harness.model.report import RunReport
 from harness.model.text import (
     agents_lines,
@@ -58,6 +59,8 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
         auto = sequential_line(s)
         if auto is not None:
             lines.append(f"  {auto}")
+    if report.provider is not None:
+        lines.append(health_line(report.provider))
     if report.triage:
         shown = report.triage[:TRIAGE_SHOWN]
         more = len(report.triage) - len(shown)

@@ -23,6 +23,7 @@ from harness.model.comparison import (
     fail_on_parts,
 )
 from harness.model.item import ItemResult
+from harness.model.provider_text import health_line, item_faults_line
 from harness.model.report import RunReport
 from harness.model.story import ItemStory
 from harness.model.summary import FixtureSummary
@@ -224,6 +225,13 @@ def _header(report: RunReport, run_dir: Path) -> str:
             f"<b>{format_pct(row.rate)}</b> resolved, 95% CI {format_ci(row.ci)} "
             f"(mean over {plural(row.strata, 'fixture')}, n={row.n})</p>"
         )
+    if report.provider is not None:
+        health = report.provider
+        lines.append(
+            f'<p class="meta" id="provider" data-healthy="{str(health.healthy).lower()}" '
+            f'data-failed-requests="{health.failed_requests}" data-items-lost="{health.items_lost}" '
+            f'data-items-retried="{health.items_retried}">{esc(health_line(health))}</p>'
+        )
     lines.extend(f'<p class="meta">Note: {esc(note)}</p>' for note in report.notes)
     unpriced = unpriced_line(report)
     if unpriced is not None:
@@ -402,9 +410,22 @@ def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: 
         ("usage", usage_line(item.score)),
         ("cost", cost_text(item)),
         ("efficiency", efficiency_line(item.score)),
+        ("provider", item_faults_line(item)),
     ):
         if line:
             out.append(f'<p class="meta" data-field="{field}">{esc(line)}</p>')
+    faults = item.facts.provider_faults
+    if faults is not None and faults.evidence:
+        rows = "".join(
+            f'<tr><td>{esc(f.session)}</td><td>{esc(f.kind)}</td><td class="num">'
+            f"{'' if f.status is None else f.status}</td><td>{'retried' if f.retried else 'final'}</td>"
+            f"<td>{esc(f.message[:200])}</td></tr>"
+            for f in faults.evidence
+        )
+        out.append(
+            '<details class="faults"><summary>Provider faults</summary><table><tr><th>session</th>'
+            f"<th>kind</th><th>status</th><th></th><th>the provider said</th></tr>{rows}</table></details>"
+        )
     if story is None or story.problem:
         problem = story.problem if story is not None else "not readable"
         out.append(f'<p class="meta">Item directory: {esc(problem)}</p>')

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.model.agents import AgentsComparison
 from harness.model.comparison import Comparison, CostComparison
+from harness.model.provider_text import health_line, item_faults_line
 from harness.model.report import RunReport
 from harness.model.summary import FixtureSummary
 from harness.model.text import (
@@ -67,6 +68,8 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
             f"- {condition_label(o.agent, o.model, several)}: {format_pct(o.rate)} resolved, 95% CI {format_ci(o.ci)} "
             f"(mean over {plural(o.strata, 'fixture')}, n={o.n})"
         )
+    if report.provider is not None:
+        lines.append(f"- {health_line(report.provider)}")
     lines.extend(f"- note: {note}" for note in report.notes)
     unpriced = unpriced_line(report)
     if unpriced is not None:
@@ -117,6 +120,9 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
             reasons = item_reasons(i)
             lines.append(f"- `{i.key}` ({i.status}): {reasons[0]}")
             lines.extend(f"  - {reason}" for reason in reasons[1:])
+            faults = item_faults_line(i)
+            if faults:
+                lines.append(f"  - {faults}")
             if i.facts.agent_error:
                 lines.append(f"  - agent error: {i.facts.agent_error[:300]}")
             lines.append(f"  - item dir: `{run_dir / 'items' / i.item_dir}`")

@@ -35,6 +35,8 @@ FALLBACK_WIDTH = 100
 def item_line(result: ItemResult, done: int, total: int) -> str:
     """The line of one finished item, its cause first when it did not resolve."""
     line = f"[{done}/{total}] {result.key}: {result.status} in {result.facts.wall_time_s:.1f}s"
+    if result.attempts > 1:
+        line += f" (attempt {result.attempts})"
     cause = item_cause(result)
     return f"{line} — {cause}" if cause else line
 

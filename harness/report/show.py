@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.model.provider_text import item_faults_line
 from harness.model.story import ItemStory
 from harness.model.text import cost_text, efficiency_line, item_reasons, usage_line
 
@@ -18,8 +19,19 @@ def story_text(story: ItemStory) -> str:
         f"  tokens {score.tokens_used}, turns {score.turns}, "
         f"wall {facts.wall_time_s} s, exit {facts.exit_code}"
     )
-    parts = (usage_line(score), cost_text(result), efficiency_line(score))
+    parts = (
+        usage_line(score),
+        cost_text(result),
+        efficiency_line(score),
+        item_faults_line(result),
+    )
     lines.extend(f"  {line}" for line in parts if line)
+    faults = facts.provider_faults
+    for f in faults.evidence if faults is not None else ():
+        status = "" if f.status is None else f"{f.status} "
+        said = f.message.replace("\n", " ")[:100]
+        done = "retried" if f.retried else "final"
+        lines.append(f"    fault {f.session}: {status}{f.kind} ({done}): {said}")
     if story.problem:
         lines.append(f"  (bundle not fully readable: {story.problem})")
     lines.append("answers (expected -> answered):")

@@ -12,8 +12,8 @@ Rules:
 - The budget runs out when a count reaches its limit: no new item starts. Items already
   running finish and are kept, so a run may end above its limit by what they cost.
 - Every finished item of the run counts, errored ones (they may have spent tokens before
-  failing) and the kept items of a resumed run included: ``--resume RUN --max-cost USD``
-  continues until the whole run has cost USD.
+  failing), every attempt of a retried one, and the kept items of a resumed run included:
+  ``--resume RUN --max-cost USD`` continues until the whole run has cost USD.
 """
 
 from __future__ import annotations
@@ -55,11 +55,12 @@ class BudgetTracker:
         """Count ``results``; True when the budget has run out."""
         with self._lock:
             for result in results:
-                self._tokens += result.score.tokens_used
-                if result.cost_usd is None:
-                    self._unpriced += result.score.tokens_used > 0
+                self._tokens += result.spent_tokens  # every attempt's, retries included
+                usd = result.spent_usd
+                if usd is None:
+                    self._unpriced += result.spent_tokens > 0
                 else:
-                    self._usd += result.cost_usd
+                    self._usd += usd
         return self.status().exhausted
 
     def status(self) -> Budget:

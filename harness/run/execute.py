@@ -8,6 +8,7 @@ import json
 import secrets
 import signal
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -38,6 +39,7 @@ from harness.item.processes import become_subreaper, reap_orphans
 from harness.item.scoring import RESULT_FILE, make_result, read_result
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult, RunFacts
+from harness.model.provider import ProviderHealth
 from harness.model.report import (
     RunAgent,
     RunOptions,
@@ -58,6 +60,8 @@ from harness.plan import (
     restrict,
 )
 from harness.report.progress import Progress
+from harness.run.attempts import RetryPolicy, run_attempts
+from harness.run.breaker import CircuitBreaker
 from harness.run.budget import BudgetTracker, check_budget_plan
 from harness.run.preflight import require_agent
 from harness.run.scheduler import Scheduler, provider_of
@@ -65,6 +69,9 @@ from harness.run.sequential import SequentialPlanner, baseline_counts
 from harness.runs.catalog import RUN_FILE, owner_record
 from harness.runs.lock import hold_run_dir
 from scorers import score_nothing
+
+#: How often a retry's wait looks whether the run was stopped meanwhile.
+RETRY_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -288,7 +295,21 @@ def run_options(
         prices_file=config.prices.source if config.prices is not None else None,
         max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens,
+        retries=config.retries,
+        retry_backoff_s=config.retry_backoff_s,
+        max_provider_errors=config.max_provider_errors,
+        agent_env=_agent_env(config),
     )
+
+
+def _agent_env(config: RunConfig) -> dict[str, dict[str, str]] | None:
+    """``--agent-env`` as run.json records it: per agent label, name -> value."""
+    if not config.agent_env:
+        return None
+    found: dict[str, dict[str, str]] = {}
+    for label, name, value in config.agent_env:
+        found.setdefault(label, {})[name] = value
+    return found
 
 
 def _execute_locked(
@@ -332,6 +353,7 @@ def _execute_locked(
         agent_home_source=config.agent_home_source,
         extra_env=config.extra_env,
         prices=config.prices,
+        agent_env=config.agent_env,
     )
     scheduler: Scheduler[WorkItem, ItemResult] = Scheduler(
         concurrency=config.concurrency,
@@ -346,10 +368,41 @@ def _execute_locked(
     if progress is not None:
         progress.start(total=len(plan), already=list(kept.values()))
 
+    breaker = CircuitBreaker(config.max_provider_errors)
+
+    def wait(seconds: float) -> bool:
+        """Sleep before a retry; False as soon as the run stops launching items."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if scheduler.stop_event.wait(min(left, RETRY_POLL_S)) or scheduler.draining:
+                return False
+        return not scheduler.draining
+
+    def announce(work: WorkItem, result: ItemResult, delay: float) -> None:
+        if progress is not None:
+            progress.note(
+                f"{work.key}: {result.facts.error}; attempt {work.attempt} of "
+                f"{work.attempt + remaining_retries(work)} in {delay:.0f} s"
+            )
+
+    def remaining_retries(work: WorkItem) -> int:
+        return max(0, config.retries - (work.attempt - 1))
+
+    policy = RetryPolicy(
+        retries=config.retries,
+        backoff_s=config.retry_backoff_s,
+        may_retry=lambda: not scheduler.draining,
+        wait=wait,
+        announce=announce,
+    )
+
     def execute(work: WorkItem, cancel: threading.Event, slot: Any) -> ItemResult:
         if progress is not None:
             progress.item_started(work.key)
-        return executor.run_item(work, opts, items_dir / work.dir_name, cancel, slot)
+        item_dir = items_dir / work.dir_name
+        return run_attempts(
+            work, item_dir, lambda w: executor.run_item(w, opts, item_dir, cancel, slot), policy
+        )
 
     full_disk: list[str] = []
 
@@ -366,6 +419,10 @@ def _execute_locked(
     def on_done(work: WorkItem, result: ItemResult) -> None:
         if budget is not None and budget.add([result]):
             scheduler.drain()  # start nothing more; the running items finish
+        if breaker.record(result):
+            scheduler.drain()
+            if progress is not None and breaker.reason is not None:
+                progress.note(f"stopping: {breaker.reason}")
         decided = planner.record(result) if planner is not None else None
         if decided is not None and progress is not None:
             progress.note(decided)
@@ -382,7 +439,8 @@ def _execute_locked(
 
     spent = budget.status() if budget is not None else None
     out_of_budget = bool(not_started) and spent is not None and spent.exhausted
-    interrupted = bool(received) or bool(full_disk) or (bool(not_started) and not out_of_budget)
+    stopped = bool(not_started) and (out_of_budget or breaker.tripped)
+    interrupted = bool(received) or bool(full_disk) or (bool(not_started) and not stopped)
     if progress is not None:
         progress.finish()
     report = build_report(
@@ -400,9 +458,16 @@ def _execute_locked(
     report = replace(report, budget=spent)
     if full_disk:
         report = replace(report, notes=(*report.notes, f"stopped early: {full_disk[0]}"))
+    if breaker.reason is not None:
+        report = replace(
+            report,
+            provider=replace(report.provider or ProviderHealth(), stopped=breaker.reason),
+            notes=(*report.notes, f"stopped early: {breaker.reason}"),
+        )
     write_report(run_dir, report)
     _refresh_index(run_dir.parent)
-    code = EXIT_INFRA if full_disk else exit_code_for(report, config.fail_on)
+    infra = bool(full_disk) or (breaker.tripped and not report.interrupted)
+    code = EXIT_INFRA if infra else exit_code_for(report, config.fail_on)
     return RunOutcome(run_dir, report, code)
 
 

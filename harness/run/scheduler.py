@@ -135,6 +135,11 @@ class Scheduler(Generic[W, R]):
         self.stop_event.set()
         self.drain()
 
+    @property
+    def draining(self) -> bool:
+        """Whether the scheduler starts nothing more (stopped, or drained)."""
+        return self._draining.is_set()
+
     def drain(self) -> None:
         """Start nothing more; the running items finish (a full disk: the next item would
         fail the same way, the running ones may not)."""

@@ -18,6 +18,7 @@ from harness.model.report import RunOptions, RunReport, load_report
 from harness.model.summary import SequentialCell
 from harness.stats.agents import agents_comparison
 from harness.stats.compare import compare, failed_comparison, with_sequential
+from harness.stats.provider import provider_health
 from harness.stats.summaries import overall, summarize
 from harness.stats.triage import triage
 
@@ -60,6 +61,7 @@ def build_report(
         agents=agents_comparison(
             items, [a.agent for a in options.agents], None, threshold, cost_threshold
         ),
+        provider=provider_health(items),
         created_at=now.isoformat(),
         started_at=started_at.isoformat() if started_at else "",
         duration_s=round((now - started_at).total_seconds(), 1) if started_at else None,

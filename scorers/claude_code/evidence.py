@@ -17,7 +17,8 @@ Only the openers the collector handed over are called. The mapping onto the reco
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TypeVar
 
@@ -31,6 +32,7 @@ from scorers.claude_code.subagent import (
     parse_subagent_transcript,
 )
 from scorers.claude_code.types import ClaudeCodeArtifacts, SubagentFile
+from scorers.faults import MID_ANSWER, ProviderFault
 from scorers.records import (
     NO_TOKENS,
     ChildNotice,
@@ -41,6 +43,8 @@ from scorers.records import (
     RunEvidence,
     SessionParse,
     SpawnEvent,
+    StreamParse,
+    UsageTally,
 )
 from scorers.types import Opener
 
@@ -98,12 +102,48 @@ def _spawn_event(
     )
 
 
-def _child_session(sub: _Subagent, session_id: str, prompts: Mapping[str, str]) -> ChildSession:
+def _named(
+    faults: Sequence[ProviderFault], retries: Sequence[ProviderFault]
+) -> list[ProviderFault]:
+    """``faults`` with each retried one of unrecorded cause named by the stream's next
+    announced retry of the same session, where it announced one."""
+    announced = iter(retries)
+    named = []
+    for fault in faults:
+        if fault.kind == "unknown" and fault.retried:
+            retry = next(announced, None)
+            if retry is not None:
+                fault = dataclasses.replace(
+                    fault, kind=retry.kind, status=retry.status, message=retry.message
+                )
+        named.append(fault)
+    return named
+
+
+def with_faults(
+    tally: UsageTally, session: str, stream: StreamParse | None, ended: bool | None = None
+) -> UsageTally:
+    """``tally`` with its faults named from the stream's retries of ``session``, its requests
+    that may hold unseen usage counted, and (``ended``) whether the run ended on a fault."""
+    retries = [r for r in stream.retries if r.session == session] if stream else []
+    faults = _named(tally.faults, retries)
+    return dataclasses.replace(
+        tally,
+        faults=tuple(faults),
+        ended_in_fault=tally.ended_in_fault if ended is None else ended,
+        unseen_requests=sum(1 for f in faults if f.kind in MID_ANSWER),
+    )
+
+
+def _child_session(
+    sub: _Subagent, session_id: str, prompts: Mapping[str, str], stream: StreamParse | None
+) -> ChildSession:
     agent_id = sub.file.agent_id
     location = subagent_path(session_id, agent_id)
     parsed = sub.transcript
     if parsed is None:
         return ChildSession(agent_id, location)
+    tally = with_faults(parsed.usage, agent_id, stream)
     holds_task = (
         parsed.agent_id == agent_id
         and parsed.prompt is not None
@@ -119,6 +159,9 @@ def _child_session(sub: _Subagent, session_id: str, prompts: Mapping[str, str]) 
         worked=parsed.usage.assistant_messages > parsed.usage.failed_assistant_messages,
         ended_at=parsed.ended_at,
         usage=parsed.usage.usage,
+        faults=tally.faults,
+        ended_in_fault=tally.ended_in_fault,
+        unseen_requests=tally.unseen_requests,
     )
 
 
@@ -127,6 +170,7 @@ def _session(
     session_id: str,
     ids: Mapping[str, str],
     subagents: Mapping[str, _Subagent],
+    usage: UsageTally,
 ) -> SessionParse:
     spawn_ids = {s.tool_use_id for s in parent.spawns}
     replied: set[str] = set()
@@ -154,7 +198,7 @@ def _session(
         child_usage_exact=False,  # transcripts keep placeholder output counts
         started_at=parent.started_at,
         ended_at=parent.ended_at,
-        usage=parent.usage,
+        usage=usage,
         malformed_lines=parent.malformed_lines,
         replies=tuple(replies),
         notices=tuple(notices),
@@ -189,6 +233,21 @@ def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
             child_session_dirs=len(by_agent),
             child_malformed_lines=malformed_children,
         )
+    # The parent's faults: the transcript's (its retries named by the stream), ended on a
+    # fault when the run's last result did (a failed turn is not a failed run). The stream's
+    # tally carries the same, so whichever source the usage rule picks tells them.
+    ended = (stream.final_fault is not None) if stream and stream.reported else None
+    usage = with_faults(parent.usage, "parent", stream, ended)
+    if stream is not None:
+        stream = dataclasses.replace(
+            stream,
+            usage=dataclasses.replace(
+                stream.usage,
+                faults=usage.faults,
+                ended_in_fault=usage.ended_in_fault,
+                unseen_requests=usage.unseen_requests,
+            ),
+        )
     ids = _agent_ids(parent, subs)
     depths = {
         s.file.agent_id: s.meta.spawn_depth
@@ -205,10 +264,10 @@ def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
     return RunEvidence(
         parent_paths=(session_id,),
         ledger=LedgerParse(events=events),
-        session=_session(parent, session_id, ids, by_agent),
+        session=_session(parent, session_id, ids, by_agent, usage),
         stream=stream,
         answers=answers,
-        child_sessions=tuple(_child_session(s, session_id, prompts) for s in subs),
+        child_sessions=tuple(_child_session(s, session_id, prompts, stream) for s in subs),
         child_session_dirs=len(by_agent),
         child_malformed_lines=malformed_children,
     )

@@ -132,7 +132,10 @@ class _Reader:
         if at is not None:
             self.first_at = self.first_at or at
             self.last_at = at
-        if kind == "assistant":
+        if kind == "api-request":
+            if not record.get("agentId"):  # a subagent's request, copied here: not ours
+                self.tally.api_request(record)
+        elif kind == "assistant":
             self._assistant(record, at)
         elif kind == "user":
             self._user(record, at)
@@ -146,7 +149,7 @@ class _Reader:
         if not isinstance(message, dict):
             self.malformed += 1
             return
-        self.tally.add(message, record_error(record))
+        self.tally.add(message, record_error(record), record)
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
             if not isinstance(block, dict) or block.get("type") != "tool_use":

@@ -84,7 +84,7 @@ def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
     session_id = agent_id = started_at = ended_at = prompt = None
     reports: dict[str, str] = {}  # message id -> its text so far (one record per block)
     last_id: str | None = None
-    tally = MessageTally()
+    records: list[tuple[str, dict[str, object]]] = []
     malformed = 0
     for value, _terminated in iter_json_lines(stream):
         if value is MALFORMED or not isinstance(value, dict):
@@ -100,20 +100,29 @@ def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
                 started_at = ended_at
         message = value.get("message")
         kind = value.get("type")
-        if kind == "user" and prompt is None and isinstance(message, dict):
+        if kind == "api-request":
+            records.append(("api-request", value))
+        elif kind == "user" and prompt is None and isinstance(message, dict):
             prompt = _text(message.get("content"))
         elif kind == "assistant":
             if not isinstance(message, dict):
                 malformed += 1
                 continue
             error = record_error(value)
-            tally.add(message, error)
+            records.append(("assistant", value))
             if error is None:
                 mid = str(message.get("id") or f"#{len(reports)}")
                 text = _text(message.get("content"))
                 if text:
                     reports[mid] = (reports.get(mid, "") + "\n" + text).strip()
                 last_id = mid
+    # The session's faults name the subagent, known only once its records are read.
+    tally = MessageTally(agent_id or "child")
+    for kind, record in records:
+        if kind == "api-request":
+            tally.api_request(record)
+        else:
+            tally.add(record["message"], record_error(record), record)  # type: ignore[arg-type]
     return SubagentParse(
         session_id=session_id,
         agent_id=agent_id,

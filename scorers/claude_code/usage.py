@@ -15,7 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from scorers.faults import ProviderFault, fault_from_error
 from scorers.records import NO_TOKENS, ReportedUsage, TokenUsage, UsageTally
+
+#: What a retried request the transcript keeps no error for is said to be.
+UNRECORDED_RETRY = "the client retried this request; it recorded no cause"
 
 #: A message ``usage`` field -> the billed field it is.
 MESSAGE_FIELDS = (
@@ -85,21 +89,39 @@ def reported_usage(result: Mapping[str, object]) -> ReportedUsage | None:
 
 
 class MessageTally:
-    """Assistant messages by id: the first record of each message is the one counted."""
+    """Assistant messages by id (the first record of each message is the one counted), and
+    the session's failed requests.
 
-    def __init__(self) -> None:
+    A failed request the client did not retry is a synthetic assistant message
+    (:func:`record_error`) carrying ``apiErrorStatus``; one it retried leaves no error
+    record, only a second ``api-request`` record with the same ``requestDigest``: so the
+    retried failures are the ``api-request`` records beyond one per digest.
+    """
+
+    def __init__(self, session: str = "parent") -> None:
+        self.session = session
         self._seen: set[str] = set()
         self.messages = 0
         self.failed = 0
         self.usage = NO_TOKENS
         self.first_error: str | None = None
         self.malformed = 0
+        self.faults: list[ProviderFault] = []
+        self.last_fault = False
+        self._requests = 0
+        self._digests: dict[str, int] = {}
 
-    def add(self, message: Mapping[str, object], error: str | None) -> None:
+    def add(
+        self,
+        message: Mapping[str, object],
+        error: str | None,
+        record: Mapping[str, object] | None = None,
+    ) -> None:
         """Count ``message`` (an assistant ``message`` object) unless its id was seen.
 
         ``error`` is the record's error text (an API error the client recorded as an
-        assistant message), ``None`` when the message is a real model turn.
+        assistant message), ``None`` when the message is a real model turn; ``record`` the
+        record holding it (its ``apiErrorStatus``).
         """
         mid = message.get("id")
         key = mid if isinstance(mid, str) and mid else f"#{len(self._seen)}"
@@ -107,19 +129,68 @@ class MessageTally:
             return
         self._seen.add(key)
         self.messages += 1
+        self.last_fault = error is not None
         if error is not None:
             self.failed += 1
             if self.first_error is None:
                 self.first_error = error
+            self.faults.append(_error_fault(self.session, message, error, record or {}, key))
         usage = message_usage(message.get("usage"))
         if usage is None:
             self.malformed += 1
         else:
             self.usage = self.usage + usage
 
+    def api_request(self, record: Mapping[str, object]) -> None:
+        """Count one ``api-request`` record (one request on the wire)."""
+        digest = record.get("requestDigest")
+        self._requests += 1
+        if isinstance(digest, str) and digest:
+            self._digests[digest] = self._digests.get(digest, 0) + 1
+        else:
+            self._digests[f"#{self._requests}"] = 1
+
     def result(self) -> UsageTally:
         """The tally; inexact: transcripts keep placeholder output counts."""
-        return UsageTally(self.messages, self.failed, self.usage, self.first_error, exact=False)
+        retried = [
+            ProviderFault(self.session, "unknown", None, UNRECORDED_RETRY, True, digest[:16])
+            for digest, count in self._digests.items()
+            for _ in range(count - 1)
+        ]
+        return UsageTally(
+            self.messages,
+            self.failed,
+            self.usage,
+            self.first_error,
+            exact=False,
+            faults=(*retried, *self.faults),
+            ended_in_fault=self.last_fault,
+        )
+
+
+def _error_fault(
+    session: str,
+    message: Mapping[str, object],
+    error: str,
+    record: Mapping[str, object],
+    key: str,
+) -> ProviderFault:
+    status = record.get("apiErrorStatus", record.get("api_error_status"))
+    code = status if isinstance(status, int) and not isinstance(status, bool) else None
+    content = message.get("content")
+    words = (
+        " ".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
+        if isinstance(content, list)
+        else ""
+    )
+    at = record.get("timestamp")
+    return fault_from_error(
+        session,
+        words.strip() or error,
+        code,
+        request=key,
+        at=at if isinstance(at, str) else None,
+    )
 
 
 def record_error(record: Mapping[str, object]) -> str | None:

@@ -36,6 +36,8 @@ from collections.abc import Callable, Sequence
 from typing import IO, Final, TypeVar
 
 from scorers.artifact import parse_artifact
+from scorers.faults import MID_ANSWER, ProviderFault, classify
+from scorers.opencode.log import StreamError, parse_log
 from scorers.opencode.spawns import Spawn
 from scorers.opencode.store import MAX_DB_BYTES, Store, read_store
 from scorers.opencode.stream import StdoutParse, parse_stdout
@@ -136,6 +138,9 @@ def _child_session(view: SessionView, spawns: Sequence[Spawn]) -> ChildSession:
         worked=view.worked,
         ended_at=iso(view.row.updated),
         usage=view.tally.usage,
+        faults=view.tally.faults,
+        ended_in_fault=view.tally.ended_in_fault,
+        unseen_requests=view.tally.unseen_requests,
     )
 
 
@@ -187,6 +192,41 @@ def _spawn_events(tree: RunTree, root: SessionView) -> tuple[SpawnEvent, ...]:
     return tuple(events)
 
 
+def with_logged_faults(view: SessionView, logged: Sequence[StreamError]) -> SessionView:
+    """``view`` with the failed attempts its log lines show beyond the final failures its
+    messages record: each a retried fault, named from the error's words."""
+    tally = view.tally
+    retried = [
+        ProviderFault(tally_session(view), classify(None, e.text), None, e.text, True, "", e.at)
+        for e in logged[: max(0, len(logged) - len(tally.faults))]
+    ]
+    if not retried:
+        return view
+    faults = (*retried, *tally.faults)
+    unseen = tally.unseen_requests + sum(1 for f in retried if f.kind in MID_ANSWER)
+    return dataclasses.replace(
+        view, tally=dataclasses.replace(tally, faults=faults, unseen_requests=unseen)
+    )
+
+
+def tally_session(view: SessionView) -> str:
+    """How a session's faults name it: ``parent`` for the root, else its id."""
+    return "parent" if view.depth == 0 else view.id
+
+
+def _with_log(tree: RunTree, log: Sequence[StreamError]) -> RunTree:
+    by_session: dict[str, list[StreamError]] = {}
+    for error in log:
+        by_session.setdefault(error.session, []).append(error)
+    if tree.root is None or not by_session:
+        return tree
+    return dataclasses.replace(
+        tree,
+        root=with_logged_faults(tree.root, by_session.get(tree.root.id, ())),
+        below=tuple(with_logged_faults(v, by_session.get(v.id, ())) for v in tree.below),
+    )
+
+
 def opencode_evidence(inputs: OpencodeInputs) -> RunEvidence:
     """Parse every file of one run (missing ones stay ``None``)."""
     stdout: StdoutParse | None = _read(inputs.stdout, parse_stdout)
@@ -196,6 +236,7 @@ def opencode_evidence(inputs: OpencodeInputs) -> RunEvidence:
     hint = stdout.session_id if stdout is not None else None
     store = read_store(main, wal) if main is not None or wal is not None else None
     tree = build_tree(store, hint) if store is not None else RunTree(None)
+    tree = _with_log(tree, _read(inputs.log, parse_log) or ())
     root = tree.root
     if store is None or root is None:
         broken = store.defects + sum(store.malformed.values()) if store is not None else 0

@@ -91,7 +91,7 @@ def _view(
     parts: dict[str, list[PartRow]],
     malformed: int,
 ) -> SessionView:
-    counted = tally_messages(m.data for m in messages)
+    counted = tally_messages((m.data for m in messages), "parent" if len(path) == 1 else row.id)
     prompts: set[str] = set()
     finals: list[tuple[int, str]] = []
     worked = False

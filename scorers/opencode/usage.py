@@ -16,7 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from scorers.faults import ProviderFault, fault_from_error
 from scorers.records import NO_TOKENS, TokenUsage, UsageTally
+
+#: The error opencode records on a message its own run aborted (not the provider's).
+ABORTED_ERROR = "MessageAbortedError"
 
 
 def _count(value: object) -> int | None:
@@ -79,21 +83,42 @@ class Tally:
     unreadable: int = 0
 
 
-def tally_messages(messages: Iterable[Mapping[str, object]]) -> Tally:
+def message_fault(session: str, data: Mapping[str, object], request: str) -> ProviderFault | None:
+    """The provider fault a failed assistant message records (its error's status code and
+    message), or None: no error, or one of opencode's own (an abort)."""
+    error = data.get("error")
+    if not error or (isinstance(error, Mapping) and error.get("name") == ABORTED_ERROR):
+        return None
+    info = error.get("data") if isinstance(error, Mapping) else None
+    info = info if isinstance(info, Mapping) else {}
+    status = info.get("statusCode")
+    code = status if isinstance(status, int) and not isinstance(status, bool) else None
+    return fault_from_error(session, error_text(error) or "error", code, request=request)
+
+
+def tally_messages(messages: Iterable[Mapping[str, object]], session: str = "parent") -> Tally:
     """Tally the assistant messages among ``messages`` (each a message's ``data``).
 
     ``cost_usd`` is ``None`` when every message's cost is 0 or missing: opencode prices a
-    model it has no price for at 0, which says nothing.
+    model it has no price for at 0, which says nothing. A failed message is the final
+    failure of its request (opencode retries a retryable one first and records only the
+    last); an aborted one with no tokens may have been billed (unseen usage).
     """
-    count = failed = unreadable = 0
+    count = failed = unreadable = unseen = 0
     usage = NO_TOKENS
     first_error: str | None = None
     cost = 0.0
+    faults: list[ProviderFault] = []
+    last_fault = False
     for data in messages:
         if not is_assistant(data):
             continue
         count += 1
         error = error_text(data.get("error"))
+        fault = message_fault(session, data, f"assistant message {count}")
+        last_fault = fault is not None
+        if fault is not None:
+            faults.append(fault)
         if error is not None:
             failed += 1
             first_error = first_error or error
@@ -102,10 +127,22 @@ def tally_messages(messages: Iterable[Mapping[str, object]]) -> Tally:
             unreadable += 1
         else:
             usage = usage + tokens
+        if error is not None and fault is None and (tokens is None or tokens.total == 0):
+            unseen += 1
         price = data.get("cost")
         if isinstance(price, int | float) and not isinstance(price, bool) and price > 0:
             cost += float(price)
     return Tally(
-        UsageTally(count, failed, usage, first_error, exact=True, cost_usd=cost or None),
+        UsageTally(
+            count,
+            failed,
+            usage,
+            first_error,
+            exact=True,
+            cost_usd=cost or None,
+            faults=tuple(faults),
+            ended_in_fault=last_fault,
+            unseen_requests=unseen,
+        ),
         unreadable,
     )

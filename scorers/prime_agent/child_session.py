@@ -20,7 +20,12 @@ from __future__ import annotations
 from typing import IO, Final
 
 from scorers.lines import MALFORMED, iter_json_lines
-from scorers.prime_agent.assistant import FAILED_STOP_REASONS, is_assistant, usage_of
+from scorers.prime_agent.assistant import (
+    FAILED_STOP_REASONS,
+    AssistantTally,
+    is_assistant,
+    usage_of,
+)
 from scorers.records import NO_TOKENS, ChildSession, PathParts, normalize_path
 
 TASK_TYPE: Final = "agent_message"
@@ -86,6 +91,7 @@ def parse_child_session(
     tasks: set[tuple[str, str]] = set()
     worked = False
     usage = NO_TOKENS
+    tally = AssistantTally(child_id)  # its provider faults and unseen requests
     last_at: str | None = None
     malformed = 0
     first = True
@@ -114,6 +120,7 @@ def parse_child_session(
             if not isinstance(message, dict):
                 ok = False
             elif is_assistant(message):
+                tally.add(message)
                 stop = message.get("stopReason")
                 spent = usage_of(message.get("usage"))
                 if spent is not None:  # ill-typed usage adds nothing (the tally is a floor)
@@ -124,6 +131,7 @@ def parse_child_session(
                     worked = True
         if not ok:
             malformed += 1
+    faults = tally.result()
     session = ChildSession(
         child_id=child_id,
         location=location,
@@ -134,5 +142,8 @@ def parse_child_session(
         worked=worked,
         ended_at=last_at or header.started_at,
         usage=usage,
+        faults=faults.faults,
+        ended_in_fault=faults.ended_in_fault,
+        unseen_requests=faults.unseen_requests,
     )
     return session, malformed

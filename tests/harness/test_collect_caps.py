@@ -10,7 +10,8 @@ import pytest
 from harness.agents.prime_agent import collect
 from harness.agents.prime_agent.collect import Layout, locate, scorer_inputs
 from harness.item.scoring import facts_from_meta
-from scorers.prime_agent import score_prime_agent
+from scorers import assess_evidence
+from scorers.prime_agent import collect_evidence
 from scorers.types import Manifest
 
 PARENT_ID = "01a228ad-465d-711e-a795-d3d4d68facdd"
@@ -66,9 +67,9 @@ def test_a_hit_cap_makes_the_item_an_error_that_says_so(
     monkeypatch.setattr(collect, "MAX_CHILD_FILES", 5)
     located = locate(_bundle(tmp_path, children), MANIFEST.artifact)
     assert bool(located.capped) is capped
-    score = score_prime_agent(scorer_inputs(located), MANIFEST)
+    assessed = assess_evidence(collect_evidence(scorer_inputs(located)), MANIFEST)
     meta = {"exit_code": 0, "collection": {"capped": list(located.capped)}}
-    facts = facts_from_meta(meta, score, tmp_path)
+    facts = facts_from_meta(meta, assessed, tmp_path)
     if capped:
         assert facts.error is not None
         assert "cap" in facts.error and "child session files" in facts.error

@@ -16,6 +16,11 @@ from scorers.prime_agent import score_prime_agent
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "json-events" / "fixture.json"
 BILLED = ("billed-honest", "billed-nospawn", "billed-early-exit")
+#: The gap an aborted request with no usage leaves (it may or may not have been billed).
+UNSEEN_GAP = (
+    "1 model request ended mid-answer or aborted with no usage recorded "
+    "(the provider may have billed them)"
+)
 
 
 def manifest() -> Manifest:
@@ -52,7 +57,12 @@ def test_tokens_equal_what_the_server_billed(real_runs: Path, name: str) -> None
     assert (usage.parent.input_tokens, usage.parent.output_tokens) == billed(run, "parent")
     assert (usage.children.input_tokens, usage.children.output_tokens) == billed(run, "child")
     assert found.tokens_used == sum(billed(run)) == usage.total.total
-    assert usage.complete, usage.gaps
+    if name == "billed-early-exit":
+        # The parent's last request ended "aborted" with zero usage: this time the server
+        # had not billed it, but the files cannot tell (see the -undercount capture).
+        assert usage.gaps == (UNSEEN_GAP,) and not usage.complete
+    else:
+        assert usage.complete, usage.gaps
     # The agent priced the run from its models.json ($1 in, $2 out per million here).
     expected_cost = (billed(run)[0] * 1 + billed(run)[1] * 2) / 1e6
     assert usage.agent_reported_cost_usd == pytest.approx(expected_cost)
@@ -71,6 +81,27 @@ def test_a_child_without_its_session_file_makes_the_usage_a_lower_bound(
     assert not found.usage.complete
     assert found.usage.gaps == (f"spawned children without a transcript: {first}",)
     assert found.tokens_used <= sum(billed(run))
+
+
+def test_a_billed_request_aborted_before_its_usage_makes_the_usage_a_lower_bound(
+    real_runs: Path,
+) -> None:
+    """``billed-early-exit-undercount`` (FINDING.txt): teardown aborted the parent's fifth
+    request after the server billed it (7,994 + 10 tokens), and the transcript recorded it
+    as ``aborted`` with zero usage. The count is the bill minus exactly that request, and it
+    says it is a lower bound rather than pass for the bill."""
+    run = real_runs / "billed-early-exit-undercount"
+    found = score(run)
+    assert found.tokens_used == sum(billed(run)) - (7_994 + 10)
+    assert (found.usage.parent.input_tokens, found.usage.parent.output_tokens) == (
+        billed(run, "parent")[0] - 7_994,
+        billed(run, "parent")[1] - 10,
+    )
+    assert (found.usage.children.input_tokens, found.usage.children.output_tokens) == billed(
+        run, "child"
+    )
+    assert not found.usage.complete and found.usage.gaps == (UNSEEN_GAP,)
+    assert found.failed_criteria == ("coverage", "receipts", "provenance")
 
 
 def test_efficiency_of_the_honest_fan_out(real_runs: Path) -> None:

@@ -64,6 +64,10 @@ class ClaudeCodeAdapter(AgentAdapter):
     binary_env: ClassVar[str | None] = "CLAUDE_CODE_BIN"
     install_hint: ClassVar[str] = pinned_install_hint("claude-code", CLAUDE_CODE_VERSION, "claude")
     pinned_version: ClassVar[str | None] = CLAUDE_CODE_VERSION
+    agent_env_allowed: ClassVar[Mapping[str, str]] = {
+        "CLAUDE_CODE_MAX_RETRIES": "retries of a failed model request (the client's default: 10)",
+        "API_TIMEOUT_MS": "how long one model request may take, in milliseconds",
+    }
 
     @classmethod
     def install(cls, target: Path | None, log: Callable[[str], None]) -> Path:

@@ -59,6 +59,10 @@ class OpenCodeAdapter(AgentAdapter):
     binary_env: ClassVar[str | None] = "OPENCODE_BIN"
     install_hint: ClassVar[str] = pinned_install_hint("opencode", OPENCODE_VERSION, "opencode")
     pinned_version: ClassVar[str | None] = OPENCODE_VERSION
+    agent_env_note: ClassVar[str] = (
+        "opencode 1.18.33 has no setting for its retries: it retries a retryable provider "
+        "error 5 times (2 s, doubling; a retry-after honoured)"
+    )
 
     @classmethod
     def install(cls, target: Path | None, log: Callable[[str], None]) -> Path:

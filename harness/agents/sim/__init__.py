@@ -96,6 +96,7 @@ class SimAdapter(PrimeAgentAdapter):
             "behaviours": self.behaviours_for(item.model),
             "seed": self.seed,
             "key": item.key,
+            "attempt": item.attempt,
             "artifact": item.manifest.artifact,
             "shards": [
                 {"file": s.file, "worker": s.worker, "expected": s.expected}

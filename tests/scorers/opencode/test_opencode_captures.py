@@ -113,7 +113,16 @@ def test_tokens_equal_what_the_server_billed(run: str) -> None:
     }
     assert fields == {k: sum(r["usage"][k] for r in rows) for k in fields}
     assert usage.total.reasoning_tokens == 0  # Anthropic reports none; opencode stores 0
-    assert usage.complete and usage.gaps == ()
+    if run == "background":
+        # Three children aborted with no tokens: in this run none had been billed, in an
+        # earlier one one had. The files cannot tell, so the count is a lower bound.
+        assert not usage.complete
+        assert usage.gaps == (
+            "3 model requests ended mid-answer or aborted with no usage recorded "
+            "(the provider may have billed them)",
+        )
+    else:
+        assert usage.complete and usage.gaps == ()
     assert usage.source == "parent transcript + children's usage in the transcripts"
 
 

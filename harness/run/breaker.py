@@ -1,0 +1,90 @@
+"""The circuit breaker: ``run --max-provider-errors K`` stops a run the world is failing.
+
+After K items in a row (as they finish) end as errors that every next item would repeat
+(the provider failed them after their retries, or the agent could not even start), no new
+item starts; running items finish and are kept, the report says why, and the run exits 3
+so it can be resumed once the provider (or the binary) is back. Any other outcome (a
+resolved or unresolved item, an error of another kind) breaks the row. K = 0: never.
+
+Stops a provider outage (or a binary removed mid-run) from burning the whole suite's time
+and money on items that can only fail the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+from harness.model.item import PROVIDER_ERROR_PREFIX, ItemResult
+from harness.model.text import plural
+
+#: How an item's error begins when its agent could not be started.
+START_ERROR_PREFIX = "agent could not start: "
+
+
+def _repeats(result: ItemResult) -> str | None:
+    """The kind of a run-stopping error (``provider`` or ``start``), or None."""
+    error = result.facts.error
+    if error is None:
+        return None
+    if error.startswith(PROVIDER_ERROR_PREFIX):
+        return "provider"
+    if error.startswith(START_ERROR_PREFIX):
+        return "start"
+    return None
+
+
+def _cause(result: ItemResult) -> str:
+    """The provider's failure in a few words (``529 overloaded``), from the item's faults."""
+    faults = result.facts.provider_faults
+    found = [f for f in faults.evidence if not f.retried] if faults else []
+    if not found and faults is not None:
+        found = list(faults.evidence)
+    if not found:
+        return "a provider error"
+    kinds = Counter((f.status, f.kind.replace("_", " ")) for f in found)
+    (status, kind), _ = kinds.most_common(1)[0]
+    return f"{status} {kind}" if status is not None else kind
+
+
+class CircuitBreaker:
+    """Counts run-stopping errors in a row (thread-safe: items finish on worker threads)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.reason: str | None = None
+        self._row: list[ItemResult] = []
+        self._lock = threading.Lock()
+
+    @property
+    def tripped(self) -> bool:
+        return self.reason is not None
+
+    def record(self, result: ItemResult) -> bool:
+        """Count one finished item; True the moment the breaker trips (once)."""
+        with self._lock:
+            kind = _repeats(result)
+            if kind is None or (self._row and _repeats(self._row[-1]) != kind):
+                self._row = [] if kind is None else [result]
+            else:
+                self._row.append(result)
+            if self.reason is not None or not self.limit or len(self._row) < self.limit:
+                return False
+            self.reason = self._explain(kind or "", len(self._row), result)
+            return True
+
+    @staticmethod
+    def _explain(kind: str, count: int, last: ItemResult) -> str:
+        row = f"{plural(count, 'item')} in a row"
+        if kind == "start":
+            cause = (last.facts.error or "").removeprefix(START_ERROR_PREFIX)
+            return f"agent unusable: {row} could not start ({cause})"
+        return f"provider unreachable: {row} failed with {_cause(last)}"
+
+
+def stop_line(reason: str, not_started: int, run_dir: str) -> str:
+    """The one stderr line a tripped breaker prints: what happened and how to go on."""
+    return f"{reason}; {plural(not_started, 'item')} not started; resume with --resume {run_dir}"
+
+
+__all__ = ["START_ERROR_PREFIX", "CircuitBreaker", "stop_line"]
