@@ -36,7 +36,7 @@ KIND_WORDS: Final = {
     "rate_limited": "rate limited",
     "overloaded": "overloaded",
     "server_error": "server error",
-    "stream_cut": "stream cut",
+    "stream_cut": "stream cut or connection dropped",
     "timeout": "timed out",
     "connection": "connection failed",
     "auth": "authentication failed",
@@ -80,17 +80,24 @@ _BY_WORDS: Final[tuple[tuple[FaultKind, re.Pattern[str]], ...]] = (
         ),
     ),
     ("timeout", re.compile(r"time.?out|timed out|etimedout", re.I)),
+    # A connection that broke after the request went out (a cut stream, a reset): the
+    # answer may have begun. Tried before the refusals, which some clients word alike
+    # ("Cannot connect to API: The socket connection was closed unexpectedly").
     (
-        "connection",
+        "stream_cut",
         re.compile(
-            r"econnrefused|econnreset|connection (refused|reset|error|closed)|cannot connect|"
-            r"unable to connect|fetch failed|socket hang up|network|epipe|enotfound|eai_again",
+            r"closed unexpectedly|socket hang up|econnreset|connection reset|premature close|"
+            r"terminated|unexpected end|incomplete|stream",
             re.I,
         ),
     ),
     (
-        "stream_cut",
-        re.compile(r"terminated|premature close|stream|incomplete|unexpected end", re.I),
+        "connection",
+        re.compile(
+            r"econnrefused|connection (refused|error|closed)|cannot connect|unable to connect|"
+            r"fetch failed|network|epipe|enotfound|eai_again",
+            re.I,
+        ),
     ),
     ("invalid_request", re.compile(r"invalid_request|bad request|not.?found|\b40[04]\b", re.I)),
 )

@@ -13,6 +13,7 @@ that failed leaves an assistant message with ``error`` and zero tokens (billed n
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -93,7 +94,24 @@ def message_fault(session: str, data: Mapping[str, object], request: str) -> Pro
     info = info if isinstance(info, Mapping) else {}
     status = info.get("statusCode")
     code = status if isinstance(status, int) and not isinstance(status, bool) else None
-    return fault_from_error(session, error_text(error) or "error", code, request=request)
+    fault = fault_from_error(session, error_text(error) or "error", code, request=request)
+    headers = info.get("responseHeaders")
+    wait = retry_after(headers) if isinstance(headers, Mapping) else None
+    return dataclasses.replace(fault, retry_after_s=wait) if wait is not None else fault
+
+
+def retry_after(headers: Mapping[str, object]) -> float | None:
+    """The wait a provider's ``retry-after-ms`` or ``retry-after`` (seconds) header asks for,
+    or None (an HTTP date is not read)."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        try:
+            seconds = float(str(value)) * scale if value is not None else None
+        except ValueError:
+            continue
+        if seconds is not None and seconds >= 0:
+            return seconds
+    return None
 
 
 def tally_messages(messages: Iterable[Mapping[str, object]], session: str = "parent") -> Tally:

@@ -24,6 +24,9 @@ MAX_TEXT_BYTES = 64 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 #: Where the bundle keeps the database (beside stdout.jsonl, stderr.txt and repo/).
 BUNDLE_DB_DIR = "opencode"
+#: The client's own log, below its data dir: every failed model request is a line of it
+#: (the database keeps only a request's last failure).
+LOG_PATH = Path("log") / "opencode.log"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class Bundle:
     @property
     def wal(self) -> Path:
         return self.db.with_name(f"{DB_NAME}-wal")
+
+    @property
+    def log(self) -> Path:
+        return self.root / BUNDLE_DB_DIR / LOG_PATH
 
     @property
     def stdout(self) -> Path:
@@ -83,7 +90,8 @@ def copy_run(
     stderr: Path | None,
     secrets: list[bytes],
 ) -> Copied:
-    """Copy the database (+ its log), the artifact, stdout and stderr into ``out``."""
+    """Copy the database (+ its write-ahead log), the client's own log, the artifact,
+    stdout and stderr into ``out``."""
     files: list[str] = []
     truncated: list[str] = []
     notes: list[str] = []
@@ -104,6 +112,7 @@ def copy_run(
             notes.append(f"credential values blanked in {name}")
     if not is_regular(live.db_dir / DB_NAME):
         notes.append(f"no {DB_NAME} under XDG_DATA_HOME/opencode")
+    copy(live.db_dir / LOG_PATH, out.log, MAX_TEXT_BYTES, redact=True)
     copy(live.repo / artifact, out.artifact(artifact), MAX_ARTIFACT_BYTES, redact=True)
     copy(stdout, out.stdout, MAX_TEXT_BYTES, redact=True)
     copy(stderr, out.stderr, MAX_TEXT_BYTES, redact=True)
@@ -123,4 +132,5 @@ def scorer_inputs(bundle: Bundle, artifact: str) -> OpencodeInputs:
         wal=_opener(bundle.wal),
         stdout=_opener(bundle.stdout),
         artifact=_opener(bundle.artifact(artifact)),
+        log=_opener(bundle.log),
     )
