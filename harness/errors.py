@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 
 #: Documented exit codes (README, ``--help``).
 EXIT_RESOLVED = 0  # every item resolved (or, for non-run commands, success)
@@ -58,17 +59,30 @@ class ExecutorError(HarnessError):
     exit_code = EXIT_INFRA
 
 
-#: What a full or unwritable disk raises: no retry helps until the user frees space.
-STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+#: What a full or unwritable disk raises: no retry helps until the user frees space (or
+#: makes the runs dir writable again).
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+#: What writing below a directory that was removed raises.
+GONE_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
 
 
-def is_storage_error(exc: BaseException) -> bool:
-    """Whether ``exc`` says the disk is full (or over quota, or read-only)."""
-    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
+def is_storage_error(exc: BaseException, within: str | os.PathLike[str] | None = None) -> bool:
+    """Whether ``exc`` says the disk is full (or over quota, or not writable), or (with
+    ``within``: the run's dir) that a path below ``within`` is gone: the dir was removed."""
+    if not isinstance(exc, OSError):
+        return False
+    if exc.errno in STORAGE_ERRNOS:
+        return True
+    if within is None or exc.errno not in GONE_ERRNOS or not exc.filename:
+        return False
+    root = os.fspath(within).rstrip("/") + "/"
+    return (os.fspath(exc.filename) + "/").startswith(root) and not os.path.isdir(within)
 
 
 def storage_cause(exc: OSError) -> str:
     """``no space left on device writing <file>``: the cause of a storage error in words."""
+    if exc.errno in GONE_ERRNOS:
+        return f"the run directory was removed mid-run (writing {exc.filename})"
     what = (exc.strerror or "cannot write").lower()
     return f"{what} writing {exc.filename}" if exc.filename else what
 

@@ -80,7 +80,8 @@ def run_item(
     shutdown, sweep, collection and scoring, overlap other items' agents. A stop while
     waiting for the slot raises ``NotStarted`` and leaves nothing behind.
     """
-    item_dir.mkdir(parents=True, exist_ok=True)
+    # Not parents=True: a run dir removed mid-run must fail here, not be made again.
+    item_dir.mkdir(exist_ok=True)
     agent = work.agent
     root = make_workdir(agent.longest_socket)
     if not opts.keep_workdir:  # a kept workdir is the user's; a cleaner must never take it

@@ -226,7 +226,7 @@ def execute_run(
                     versions,
                 )  # fmt: skip
         except OSError as exc:
-            if not is_storage_error(exc):
+            if not is_storage_error(exc, run_dir):
                 raise
             raise StorageError(_storage_message(exc, run_dir, len(plan))) from exc
 
@@ -234,6 +234,8 @@ def execute_run(
 def _storage_message(exc: OSError, run_dir: Path, planned: int) -> str:
     """One line for a disk that filled up: what could not be written, what is kept, how to
     go on."""
+    if not run_dir.is_dir():
+        return f"{storage_cause(exc)}; what finished in it is gone with it"
     if not (run_dir / RUN_FILE).is_file():
         return f"{storage_cause(exc)}; nothing ran"
     kept = len(kept_results(run_dir))
@@ -407,7 +409,7 @@ def _execute_locked(
     full_disk: list[str] = []
 
     def on_error(work: WorkItem, exc: BaseException) -> ItemResult:
-        if isinstance(exc, OSError) and is_storage_error(exc):
+        if isinstance(exc, OSError) and is_storage_error(exc, run_dir):
             # Every next item would fail the same way: stop launching, keep what finished.
             full_disk.append(storage_cause(exc))
             scheduler.drain()
@@ -417,6 +419,9 @@ def _execute_locked(
         )
 
     def on_done(work: WorkItem, result: ItemResult) -> None:
+        if not full_disk and _removed(run_dir):  # every next item would only make it again
+            full_disk.append(f"the run directory {run_dir} was removed mid-run")
+            scheduler.drain()
         if budget is not None and budget.add([result]):
             scheduler.drain()  # start nothing more; the running items finish
         if breaker.record(result):
@@ -432,6 +437,11 @@ def _execute_locked(
     with templates, _stop_on_signals(scheduler) as received:
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
+    if _removed(run_dir):
+        raise StorageError(
+            f"the run directory {run_dir} was removed mid-run; nothing more is written there "
+            f"(items still running then may have left parts of their bundles in it)"
+        )
     # The statistics and renderers (numpy, scipy) load when the items are done, not
     # before the first item starts.
     from harness.report.write import write_report
@@ -469,6 +479,11 @@ def _execute_locked(
     infra = bool(full_disk) or (breaker.tripped and not report.interrupted)
     code = EXIT_INFRA if infra else exit_code_for(report, config.fail_on)
     return RunOutcome(run_dir, report, code)
+
+
+def _removed(run_dir: Path) -> bool:
+    """Whether the run's own dir is gone (or replaced): its run.json no longer there."""
+    return not (run_dir / RUN_FILE).is_file()
 
 
 def _planner(

@@ -154,12 +154,15 @@ def test_interrupting_the_harness_mid_run(tmp_path: Path, sig: signal.Signals) -
     assert_nothing_left(tmp_path)
 
 
-def test_resume_reruns_only_missing_items(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_resume_reruns_only_missing_items(tmp_path: Path, sig: signal.Signals) -> None:
+    """Ctrl-C, or a CI job's timeout (SIGTERM): the report is written, exit 130, and the
+    run resumes where it stopped."""
     proc = start(
         tmp_path, "--fixture", TINY, "--agent", "sim:slow=1", "--trials", "12", "--concurrency", "2"
     )
     _wait_for_items(tmp_path / "runs", 3)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     code, report, err = finish(proc)
     assert code == 130 and report is not None, err
     run_dir = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir())
