@@ -35,6 +35,8 @@ from harness.run.preflight import require_agent
 
 #: A scripted run finishes in well under a minute; this only stops a wedged agent.
 SELFTEST_TIMEOUT_S = 300.0
+#: A scripted server's faults pass as soon as their plan says: no need to wait long.
+SELFTEST_RETRY_BACKOFF_S = 1.0
 DEFAULT_FIXTURES = ("json-events",)
 
 
@@ -64,6 +66,10 @@ class ModelServer(Protocol):
 
     @property
     def prices_per_mtok(self) -> Mapping[str, float]: ...
+
+    def faults_served(
+        self, model: str | None = None, fixture: str | None = None, api: str | None = None
+    ) -> int: ...
 
 
 class Billed(Protocol):
@@ -113,6 +119,11 @@ class SelftestRow:
     billed_usd: float = 0.0
     #: The agent that ran it (its label).
     agent: str = ""
+    #: Requests that failed at the provider as the harness counted them (every attempt's),
+    #: the requests the server's fault plan failed for the item, and its attempts.
+    faults: int = 0
+    faults_served: int = 0
+    attempts: int = 1
 
     @property
     def verdict_ok(self) -> bool:
@@ -138,8 +149,14 @@ class SelftestRow:
         return self.cost_usd <= self.billed_usd * (1 + 1e-9)
 
     @property
+    def faults_ok(self) -> bool:
+        """Never a fault the server did not serve; some seen when it served any (a client
+        may leave the last failure of its run unrecorded, so fewer may be seen)."""
+        return self.faults <= self.faults_served and (self.faults > 0) == (self.faults_served > 0)
+
+    @property
     def ok(self) -> bool:
-        return self.verdict_ok and self.tokens_ok and self.cost_ok
+        return self.verdict_ok and self.tokens_ok and self.cost_ok and self.faults_ok
 
 
 @dataclass(frozen=True)
@@ -222,6 +239,8 @@ def run_selftest(
     runs_dir: Path = Path("runs"),
     timeout_s: float = SELFTEST_TIMEOUT_S,
     progress: Progress | None = None,
+    retries: int = 2,
+    retry_backoff_s: float = SELFTEST_RETRY_BACKOFF_S,
 ) -> SelftestOutcome:
     """Run every script on every fixture with each real agent, in one run (the agent a
     dimension of it when there are several), and compare the verdicts and the bills."""
@@ -248,6 +267,9 @@ def run_selftest(
             agent_home_source=home,
             extra_env=tuple(sorted(env.items())),
             prices=prices,
+            retries=retries,
+            retry_backoff_s=retry_backoff_s,
+            max_provider_errors=0,  # a fault plan is the point: every row runs
         )
         outcome = execute_run(config, progress)
     finally:
@@ -273,12 +295,17 @@ def run_selftest(
                 turns=item.score.turns,
                 server_requests=server.requests_served(script, item.fixture, api),
                 item_dir=str(outcome.run_dir / "items" / item.item_dir),
-                tokens=item.score.tokens_used,
+                tokens=item.spent_tokens,
                 billed=bill.total,
                 usage_complete=usage is not None and usage.complete,
-                cost_usd=item.cost_usd,
+                cost_usd=item.spent_usd,
                 billed_usd=bill.usd,
                 agent=item.agent,
+                faults=item.facts.failed_requests + sum(a.failed_requests for a in item.earlier),
+                faults_served=server.faults_served(
+                    script, None if one_fixture else item.fixture, api
+                ),
+                attempts=item.attempts,
             )
         )
     labels = [a.label() for a in agents]
@@ -289,9 +316,11 @@ def run_selftest(
 def render_table(outcome: SelftestOutcome) -> str:
     """The selftest table: one row per fixture x script (x agent, with several)."""
     several = len(outcome.agents) > 1
+    faulty = any(r.faults_served or r.faults for r in outcome.rows)
     header: tuple[str, ...] = (
-        "fixture", "script", "expected", "actual", "turns", "requests", "tokens", "cost", "ok"
+        "fixture", "script", "expected", "actual", "turns", "requests", "tokens", "cost"
     )  # fmt: skip
+    header = (*header, *(("faults",) if faulty else ()), "ok")
     if several:
         header = ("agent", *header)
     body = []
@@ -311,6 +340,7 @@ def render_table(outcome: SelftestOutcome) -> str:
                 str(r.server_requests),
                 _tokens(r),
                 _cost(r),
+                *((_faults(r),) if faulty else ()),
                 "ok" if r.ok else "FAIL",
             )
         )
@@ -327,7 +357,13 @@ def render_table(outcome: SelftestOutcome) -> str:
         "turns: the parent's assistant turns as scored; requests: model requests the server "
         "answered for the item (parent, children, internal calls); tokens: what the harness "
         "counted against what the server billed ('<=': usage marked a lower bound); cost: "
-        "the harness's price of the item against the server's price of its bill."
+        "the harness's price of the item against the server's price of its bill"
+        + (
+            "; faults: requests that failed at the provider as the harness counted them "
+            "against what the fault plan served ('attempts': the item ran again)."
+            if faulty
+            else "."
+        )
     )
     return "\n".join(lines)
 
@@ -347,10 +383,16 @@ def _cost(row: SelftestRow) -> str:
     billed = f"${row.billed_usd:.6f}"
     if row.cost_usd is None:
         return f"unpriced != {billed} billed"
-    if row.cost_ok and row.usage_complete:
+    if row.cost_ok and math.isclose(row.cost_usd, row.billed_usd, rel_tol=1e-9, abs_tol=1e-12):
         return f"${row.cost_usd:.6f} = billed"
     relation = "<=" if row.cost_ok else "!="
     return f"${row.cost_usd:.6f} {relation} {billed} billed"
+
+
+def _faults(row: SelftestRow) -> str:
+    relation = "=" if row.faults == row.faults_served else "<=" if row.faults_ok else "!="
+    text = f"{row.faults} {relation} {row.faults_served} served"
+    return text + (f", {row.attempts} attempts" if row.attempts > 1 else "")
 
 
 def _verdict(status: str, failing: tuple[str, ...]) -> str:

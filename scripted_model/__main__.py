@@ -13,6 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
+from scripted_model.faults import FaultSpecError, parse_faults
 from scripted_model.oracle import Oracle
 from scripted_model.server import ScriptedModelServer
 
@@ -33,9 +34,24 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="append every request and the scripted answer to this JSONL file",
     )
+    parser.add_argument(
+        "--faults",
+        default="",
+        metavar="PLAN",
+        help="fail requests as a provider would (scripted_model.faults: e.g. "
+        "'overloaded,scope=children,first=1;server_error,scope=parent,phase=write,times=1')",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the plan's shares")
     args = parser.parse_args(argv)
+    try:
+        faults = parse_faults(args.faults, args.seed)
+    except FaultSpecError as exc:
+        parser.error(f"--faults: {exc}")
     server = ScriptedModelServer(
-        Oracle.from_fixture_dirs(args.fixture), port=args.port, request_log=args.request_log
+        Oracle.from_fixture_dirs(args.fixture),
+        port=args.port,
+        request_log=args.request_log,
+        faults=faults,
     )
     with server:
         print(json.dumps(server.models_json(), indent=2), flush=True)

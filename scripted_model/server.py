@@ -166,7 +166,8 @@ class ScriptedModelServer:
         self._child_seen: dict[tuple[str, str], float] = {}
         self._spawned: dict[tuple[str, frozenset[str]], float] = {}
         self.faults = faults or FaultPlan()
-        #: (API, model, caller, fixture, kind) -> requests failed by the fault plan.
+        #: (API, model, caller, fixture, kind) -> requests failed by the fault plan (and by a
+        #: script's own refusals, kind ``scripted``).
         self._faults_served: Counter[tuple[str, str, str, str | None, str]] = Counter()
         self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -372,6 +373,12 @@ class ScriptedModelServer:
                 self._faults_served[(api, model, caller, fixture, rule.kind)] += 1
         return rule
 
+    def count_failure(self, api: str, model: str, caller: str, files: list[str]) -> None:
+        """Count a script's own refusal (``ModelFailure``) as a failed request too."""
+        fixture = self.oracle.fixture_of(files[0]) if files else None
+        with self._lock:
+            self._faults_served[(api, model, caller, fixture, "scripted")] += 1
+
     def faults_served(
         self,
         model: str | None = None,
@@ -507,6 +514,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             if isinstance(action, Text) and action.wait_for_children:
                 server.wait_for_children(model, action.wait_for_children)
             if isinstance(action, ModelFailure):
+                server.count_failure(COMPLETIONS_API, model, caller, conv.shard_files())
                 self._error(action.status, action.message, "invalid_request_error")
                 return
             caller = "child" if conv.child_task is not None else "parent"
@@ -623,6 +631,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 model, conv.shard_files(), body, messages_api.describe(action), api
             )
             if isinstance(action, ModelFailure):
+                server.count_failure(api, model, caller, conv.shard_files())
                 failure = messages_api.MessagesError(action.status, "api_error", action.message)
                 self._json(failure.status, failure.body())
                 return

@@ -11,6 +11,7 @@ from harness.agents import DEFAULT_AGENT, agents_help
 from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import runs_dir_option
+from harness.errors import UsageError
 
 
 @click.command("selftest")
@@ -44,6 +45,23 @@ from harness.cli.params import runs_dir_option
 @option("--concurrency", default=3, type=int, help="Agents running at once.")
 @runs_dir_option
 @option("--timeout", default=300.0, type=float, help="Seconds before one agent run is stopped.")
+@option(
+    "--faults",
+    default=None,
+    metavar="PLAN",
+    help="Make the scripted server fail requests as a provider would, e.g. "
+    "'overloaded,scope=children,first=1' (rules separated by ';': a kind among "
+    "rate_limited, overloaded, server_error, unavailable, stream_cut, stall, drop, refused; "
+    "then scope=parent|children, first=N, phase=spawn|write, share=P, window=A-B, times=N, "
+    "fail-fast, retry-after=S). Each row then also checks the faults the harness counted "
+    "against those served.",
+)
+@option(
+    "--retries",
+    default=2,
+    type=click.IntRange(0, 20),
+    help="Run an item again when it ended as a provider error (as run --retries).",
+)
 @translate_errors
 def selftest_cmd(
     agents: tuple[str, ...],
@@ -52,6 +70,8 @@ def selftest_cmd(
     concurrency: int,
     runs_dir: Path,
     timeout: float,
+    faults: str | None,
+    retries: int,
 ) -> None:
     """Run every scripted behaviour through the real agent and check the harness's verdicts.
 
@@ -65,13 +85,18 @@ def selftest_cmd(
     from harness.report.progress import Progress
     from harness.selftest import agent_binary, fixture_manifests, render_table, run_selftest
     from scripted_model import Oracle, ScriptedModelServer
+    from scripted_model.faults import FaultSpecError, parse_faults
 
+    try:
+        plan = parse_faults(faults or "")
+    except FaultSpecError as exc:
+        raise UsageError(f"--faults: {exc}") from None
     given = agent_binaries(agents, agent_bins)
     adapters = tuple(parse_agent(a, agent_binary(a, given.get(a))) for a in agents)
     oracle = Oracle.from_manifests(fixture_manifests(fixtures))
     # One server plays every agent's API (a Messages request by its client's User-Agent).
     api = adapters[0].model_api if len(adapters) == 1 else None
-    with ScriptedModelServer(oracle, model_api=api) as server:
+    with ScriptedModelServer(oracle, model_api=api, faults=plan) as server:
         outcome = run_selftest(
             server,
             adapters,
@@ -80,6 +105,7 @@ def selftest_cmd(
             runs_dir=runs_dir,
             timeout_s=timeout,
             progress=Progress(),
+            retries=retries,
         )
     click.echo(render_table(outcome))
     sys.exit(0 if outcome.ok else 1)

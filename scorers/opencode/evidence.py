@@ -194,11 +194,17 @@ def _spawn_events(tree: RunTree, root: SessionView) -> tuple[SpawnEvent, ...]:
 
 def with_logged_faults(view: SessionView, logged: Sequence[StreamError]) -> SessionView:
     """``view`` with the failed attempts its log lines show beyond the final failures its
-    messages record: each a retried fault, named from the error's words."""
+    messages record (one line of the same kind stands for each final failure; opencode
+    logs a retryable failure, not always a final refusal): each a retried fault, named
+    from the error's words."""
     tally = view.tally
+    lines = [(classify(None, e.text), e) for e in logged]
+    for final in tally.faults:
+        same = next((n for n, (kind, _) in enumerate(lines) if kind == final.kind), None)
+        if same is not None:
+            del lines[same]
     retried = [
-        ProviderFault(tally_session(view), classify(None, e.text), None, e.text, True, "", e.at)
-        for e in logged[: max(0, len(logged) - len(tally.faults))]
+        ProviderFault(tally_session(view), kind, None, e.text, True, "", e.at) for kind, e in lines
     ]
     if not retried:
         return view
