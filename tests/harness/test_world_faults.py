@@ -108,7 +108,7 @@ def test_a_runs_dir_removed_mid_run(tmp_path: Path) -> None:
             "6",
             "--concurrency",
             "1",
-        ],  # fmt: skip
+        ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
