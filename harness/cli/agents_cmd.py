@@ -23,8 +23,9 @@ def agents_group() -> None:
 @translate_errors
 def list_cmd(as_json: bool) -> None:
     """Every registered agent: what it is, its binary here (PATH, or its *_BIN variable)
-    with the version it reports, the version the harness is tested with, and how to get it.
-    Asking a version runs the binary with a throw-away HOME."""
+    with the version it reports, the version the harness is tested with, how to get it, and
+    the settings of its own that `run --agent-env` passes it. Asking a version runs the
+    binary with a throw-away HOME."""
     from harness.agents import REGISTRY, adapter_class, parse_agent
     from harness.run.preflight import check_agent
 
@@ -51,6 +52,7 @@ def list_cmd(as_json: bool) -> None:
                 "ready": ready,
                 "problem": None if ready or found.check is None else found.check.detail,
                 "install_hint": cls.install_hint,
+                "agent_env": dict(cls.agent_env_allowed),
             }
         )
     if as_json:
@@ -68,6 +70,8 @@ def list_cmd(as_json: bool) -> None:
         else:
             click.echo(f"  not ready: {row['problem']}{pinned}")
             click.echo(f"  to install: {row['install_hint']}")
+        for setting, what in row["agent_env"].items():
+            click.echo(f"  --agent-env {setting}=...: {what}")
 
 
 @agents_group.command("install")

@@ -197,3 +197,17 @@ def test_version_6_reads_as_one_agent_everywhere() -> None:
     assert [i.key for i in report.items] == [i["key"] for i in raw["items"]]
     assert cmp.overall.verdict == raw["comparison"]["overall"]["verdict"]
     assert [s.rate for s in report.summary] == [s["rate"] for s in raw["summary"]]
+
+
+def test_version_7_reads_with_one_attempt_per_item_and_no_faults_recorded() -> None:
+    """Before provider faults: every item ran once and recorded no faults (not "none"), the
+    run had no retries and no breaker, and no provider health."""
+    report = load_report(REPORTS / "v7.json")
+    jsonschema.validate(report.to_dict(), report_schema())
+    assert report.schema_version == REPORT_SCHEMA_VERSION and report.provider is None
+    assert len(report.items) == 4
+    assert all(i.attempts == 1 and i.earlier == () for i in report.items)
+    assert all(i.facts.provider_faults is None for i in report.items)
+    o = report.options
+    assert (o.retries, o.retry_backoff_s, o.max_provider_errors, o.agent_env) == (0, 0.0, 0, None)
+    assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report

@@ -193,3 +193,19 @@ def test_the_binary_removed_mid_run_stops_it_with_one_cause(
     )
     assert report.not_started
     _left_nothing(seen)
+
+
+def test_prime_agent_gets_past_a_529_on_every_childs_first_request(
+    prime_agent_bin: Path, tmp_path: Path
+) -> None:
+    """The user's own prime-agent CLI (``$PRIME_AGENT_BIN``; skipped without one): every
+    scripted behaviour while each child's first request gets 529: the same verdicts, the
+    faults counted no more than served, tokens within the bill."""
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "selftest", "--agent-bin", str(prime_agent_bin),
+         "--fixture", str(TINY), "--runs-dir", str(tmp_path / "runs"),
+         "--faults", "overloaded,scope=children,first=1"],
+        cwd=REPO, capture_output=True, text=True, timeout=RUN_TIMEOUT_S * 2, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert " served" in done.stdout
