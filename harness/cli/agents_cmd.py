@@ -70,7 +70,8 @@ def list_cmd(as_json: bool) -> None:
         else:
             click.echo(f"  not ready: {row['problem']}{pinned}")
             click.echo(f"  to install: {row['install_hint']}")
-        for setting, what in row["agent_env"].items():
+        settings = row["agent_env"]
+        for setting, what in settings.items() if isinstance(settings, dict) else ():
             click.echo(f"  --agent-env {setting}=...: {what}")
 
 
