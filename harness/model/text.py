@@ -244,6 +244,16 @@ def verdict_line(report: RunReport) -> str:
             f"BUDGET RAN OUT: {report.count('resolved')} of {total} items resolved, "
             f"{len(report.not_started)} not started"
         )
+    elif (
+        report.provider is not None
+        and report.provider.stopped
+        and report.not_started
+        and not report.interrupted
+    ):
+        head = (
+            f"STOPPED ({report.provider.stopped}): {report.count('resolved')} of {total} "
+            f"items resolved, {len(report.not_started)} not started"
+        )
     elif report.interrupted or report.not_started:
         head = f"INTERRUPTED: {report.count('resolved')} of {total} items resolved"
     else:

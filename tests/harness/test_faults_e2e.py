@@ -154,6 +154,7 @@ def test_a_provider_outage_stops_the_run_with_exit_3_and_says_how_to_resume(tmp_
     assert "stopped early: provider unreachable" in done.stdout
     html = (run_dir / "report.html").read_text()
     assert 'id="provider" data-healthy="false"' in html
+    assert "STOPPED (provider unreachable: 3 items in a row failed with 529 overloaded)" in html
     md = (run_dir / "report.md").read_text()
     assert "provider: " in md and "lost to the provider" in md
     # The resume goes on where it stopped (the provider is still down: it stops again).
