@@ -105,6 +105,30 @@ def test_items_run_on_the_node_with_the_resource(cluster: Cluster, tmp_path: Pat
     assert head not in nodes and len(nodes) == 1  # only the worker offers sim-worker
 
 
+def test_items_the_provider_failed_are_retried_on_the_cluster(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """``--retries`` wraps each attempt's task: a provider error runs again on a node, its
+    earlier attempts' bundles kept under the item on the head."""
+    code, report, err = finish(
+        harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim:throttled=0.5",
+                "--trials", "6", "--retries", "6", "--retry-backoff", "0", "--concurrency", "2",
+                "--ray-resource", "sim-worker")
+    )  # fmt: skip
+    assert code == 0, err
+    assert [i["status"] for i in report["items"]] == ["resolved"] * 6
+    retried = [i for i in report["items"] if i["attempts"] > 1]
+    assert retried  # P = 0.5 over 6 items, seed 0
+    (run,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    for item in retried:
+        for attempt in item["earlier"]:
+            kept = run / "items" / item["item_dir"] / attempt["dir"]
+            assert json.loads((kept / "item.json").read_text())["executor"]["name"] == "ray"
+    assert not list((run / "items").glob(".attempts-*")) and not list(
+        (run / "items").glob(".incoming-*")
+    )
+
+
 def test_trials_auto_runs_its_sequences_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
     """``--trials auto`` hands out trials as results come back from the nodes."""
     code, report, err = finish(
