@@ -61,7 +61,7 @@ _BY_STATUS: Final[dict[int, FaultKind]] = {
 }
 #: The words of each kind, tried in order (the first that matches names it).
 _BY_WORDS: Final[tuple[tuple[FaultKind, re.Pattern[str]], ...]] = (
-    ("rate_limited", re.compile(r"rate.?limit|too many requests|\b429\b", re.I)),
+    ("rate_limited", re.compile(r"rate.?limit|too many req|\b429\b", re.I)),
     ("overloaded", re.compile(r"overloaded|\b529\b", re.I)),
     (
         "auth",
@@ -82,11 +82,11 @@ _BY_WORDS: Final[tuple[tuple[FaultKind, re.Pattern[str]], ...]] = (
     ("timeout", re.compile(r"time.?out|timed out|etimedout", re.I)),
     # A connection that broke after the request went out (a cut stream, a reset): the
     # answer may have begun. Tried before the refusals, which some clients word alike
-    # ("Cannot connect to API: The socket connection was closed unexpectedly").
+    # ("Cannot connect to API: The ... connection was closed unexpectedly").
     (
         "stream_cut",
         re.compile(
-            r"closed unexpectedly|socket hang up|econnreset|connection reset|premature close|"
+            r"closed unexpectedly|hang up|econnreset|connection reset|premature close|"
             r"terminated|unexpected end|incomplete|stream",
             re.I,
         ),

@@ -1,6 +1,6 @@
 """Provider faults per run, and the one rule that tells the provider's failure from the agent's.
 
-Reported on every item (``facts.provider_faults``): the requests that failed at the
+Reported on every item (``facts.provider_faults``): the model calls that failed at the
 provider, by kind, with the evidence the agent left. And one judgement: whether the run
 ended as it did *because* the provider failed and the agent could not get past it. Such a
 run is an infrastructure error, kept out of every rate; it is never the agent's failure.
@@ -42,7 +42,7 @@ MAX_EVIDENCE = 50
 
 @dataclass(frozen=True, slots=True)
 class ProviderFaults:
-    """The provider's failed requests in one run, as the agent recorded them.
+    """The provider's failed model calls in one run, as the agent recorded them.
 
     ``failed_requests`` counts every failed request (retried or not), ``by_kind`` splits
     them (:data:`scorers.faults.KIND_WORDS`); ``evidence`` holds the first

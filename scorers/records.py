@@ -236,11 +236,11 @@ class ChildSession:
     ended_at: str | None = None
     #: The tokens its own model turns used, as its transcript records them.
     usage: TokenUsage = NO_TOKENS
-    #: Its requests that failed at the provider; whether its last model call was one (it
-    #: gave up there); requests it recorded no usage for that may have been billed.
+    #: Its model calls that failed at the provider; whether its last model call was one (it
+    #: gave up there); calls it recorded no usage for that may have been billed.
     faults: tuple[ProviderFault, ...] = ()
     ended_in_fault: bool = False
-    unseen_requests: int = 0
+    unseen_calls: int = 0
 
 
 UsageSource = Literal["stream", "transcript"]

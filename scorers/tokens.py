@@ -59,9 +59,9 @@ class UsageTally:
     keep the streaming placeholder of each message's output tokens); ``cost_usd`` is what
     the agent itself priced the messages at (None: it does not say).
 
-    ``faults`` are the session's requests that failed at the provider (retried or not);
+    ``faults`` are the session's model calls that failed at the provider (retried or not);
     ``ended_in_fault`` says its last model call was one of them (the agent gave up there);
-    ``unseen_requests`` counts requests that ended mid-answer or were aborted with no usage
+    ``unseen_calls`` counts calls that ended mid-answer or were aborted with no usage
     recorded: the provider may have billed them, so the tally is then a lower bound.
     """
 
@@ -73,7 +73,7 @@ class UsageTally:
     cost_usd: float | None = None
     faults: tuple[ProviderFault, ...] = ()
     ended_in_fault: bool = False
-    unseen_requests: int = 0
+    unseen_calls: int = 0
 
     @property
     def tokens(self) -> int:

@@ -65,14 +65,14 @@ def _unrecorded_children(evidence: RunEvidence) -> list[str]:
 
 
 def unseen_gap(evidence: RunEvidence, parent: ParentUsage) -> str | None:
-    """The gap left by requests that ended mid-answer or were aborted with no usage recorded
+    """The gap left by model calls that ended mid-answer or were aborted with no usage recorded
     (the parent's and the children's), or None when there are none.
 
     Stops a count that looks complete while a billed request is missing from it: from the
     files alone a request aborted after the provider began to answer (and billed) cannot be
     told from one that never reached it (``real-runs/billed-early-exit-undercount``).
     """
-    unseen = parent.tally.unseen_requests + sum(c.unseen_requests for c in evidence.child_sessions)
+    unseen = parent.tally.unseen_calls + sum(c.unseen_calls for c in evidence.child_sessions)
     if not unseen:
         return None
     many = "s" if unseen > 1 else ""

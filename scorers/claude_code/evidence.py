@@ -123,7 +123,7 @@ def _named(
 def with_faults(
     tally: UsageTally, session: str, stream: StreamParse | None, ended: bool | None = None
 ) -> UsageTally:
-    """``tally`` with its faults named from the stream's retries of ``session``, its requests
+    """``tally`` with its faults named from the stream's retries of ``session``, its calls
     that may hold unseen usage counted, and (``ended``) whether the run ended on a fault."""
     retries = [r for r in stream.retries if r.session == session] if stream else []
     faults = _named(tally.faults, retries)
@@ -131,7 +131,7 @@ def with_faults(
         tally,
         faults=tuple(faults),
         ended_in_fault=tally.ended_in_fault if ended is None else ended,
-        unseen_requests=sum(1 for f in faults if f.kind in MID_ANSWER),
+        unseen_calls=sum(1 for f in faults if f.kind in MID_ANSWER),
     )
 
 
@@ -161,7 +161,7 @@ def _child_session(
         usage=parsed.usage.usage,
         faults=tally.faults,
         ended_in_fault=tally.ended_in_fault,
-        unseen_requests=tally.unseen_requests,
+        unseen_calls=tally.unseen_calls,
     )
 
 
@@ -245,7 +245,7 @@ def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
                 stream.usage,
                 faults=usage.faults,
                 ended_in_fault=usage.ended_in_fault,
-                unseen_requests=usage.unseen_requests,
+                unseen_calls=usage.unseen_calls,
             ),
         )
     ids = _agent_ids(parent, subs)

@@ -90,7 +90,7 @@ def reported_usage(result: Mapping[str, object]) -> ReportedUsage | None:
 
 class MessageTally:
     """Assistant messages by id (the first record of each message is the one counted), and
-    the session's failed requests.
+    the session's failed model calls.
 
     A failed request the client did not retry is a synthetic assistant message
     (:func:`record_error`) carrying ``apiErrorStatus``; one it retried leaves no error
@@ -108,7 +108,7 @@ class MessageTally:
         self.malformed = 0
         self.faults: list[ProviderFault] = []
         self.last_fault = False
-        self._requests = 0
+        self._sent = 0
         self._digests: dict[str, int] = {}
 
     def add(
@@ -144,11 +144,11 @@ class MessageTally:
     def api_request(self, record: Mapping[str, object]) -> None:
         """Count one ``api-request`` record (one request on the wire)."""
         digest = record.get("requestDigest")
-        self._requests += 1
+        self._sent += 1
         if isinstance(digest, str) and digest:
             self._digests[digest] = self._digests.get(digest, 0) + 1
         else:
-            self._digests[f"#{self._requests}"] = 1
+            self._digests[f"#{self._sent}"] = 1
 
     def result(self) -> UsageTally:
         """The tally; inexact: transcripts keep placeholder output counts."""

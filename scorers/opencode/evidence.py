@@ -140,7 +140,7 @@ def _child_session(view: SessionView, spawns: Sequence[Spawn]) -> ChildSession:
         usage=view.tally.usage,
         faults=view.tally.faults,
         ended_in_fault=view.tally.ended_in_fault,
-        unseen_requests=view.tally.unseen_requests,
+        unseen_calls=view.tally.unseen_calls,
     )
 
 
@@ -209,9 +209,9 @@ def with_logged_faults(view: SessionView, logged: Sequence[StreamError]) -> Sess
     if not retried:
         return view
     faults = (*retried, *tally.faults)
-    unseen = tally.unseen_requests + sum(1 for f in retried if f.kind in MID_ANSWER)
+    unseen = tally.unseen_calls + sum(1 for f in retried if f.kind in MID_ANSWER)
     return dataclasses.replace(
-        view, tally=dataclasses.replace(tally, faults=faults, unseen_requests=unseen)
+        view, tally=dataclasses.replace(tally, faults=faults, unseen_calls=unseen)
     )
 
 

@@ -1,4 +1,4 @@
-"""Read opencode's own log (``$XDG_DATA_HOME/opencode/log/*.log``) for failed model requests.
+"""Read opencode's own log (``$XDG_DATA_HOME/opencode/log/*.log``) for failed model calls.
 
 opencode retries a retryable provider error (five times, about 70 s in 1.18.33) and its
 database keeps only the last failure of a request, on the assistant message; every failed

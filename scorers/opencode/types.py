@@ -19,7 +19,7 @@ class OpencodeInputs:
     ``db`` is ``opencode.db`` and ``wal`` the ``opencode.db-wal`` beside it; ``stdout`` is
     ``opencode run --format json`` output (one event per line, root session only);
     ``artifact`` is the answer file the fixture names, in the repo the agent worked in;
-    ``log`` is opencode's own log of the run (its failed model requests).
+    ``log`` is opencode's own log of the run (its failed model calls).
     """
 
     db: Opener | None = field(default=None, compare=False)

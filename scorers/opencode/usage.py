@@ -160,7 +160,7 @@ def tally_messages(messages: Iterable[Mapping[str, object]], session: str = "par
             cost_usd=cost or None,
             faults=tuple(faults),
             ended_in_fault=last_fault,
-            unseen_requests=unseen,
+            unseen_calls=unseen,
         ),
         unreadable,
     )

@@ -153,7 +153,7 @@ class AssistantTally:
             cost_usd=self.cost,
             faults=tuple(faults),
             ended_in_fault=self.last_fault,
-            unseen_requests=self.unseen,
+            unseen_calls=self.unseen,
         )
 
 

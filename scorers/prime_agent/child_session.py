@@ -91,7 +91,7 @@ def parse_child_session(
     tasks: set[tuple[str, str]] = set()
     worked = False
     usage = NO_TOKENS
-    tally = AssistantTally(child_id)  # its provider faults and unseen requests
+    tally = AssistantTally(child_id)  # its provider faults and unseen calls
     last_at: str | None = None
     malformed = 0
     first = True
@@ -144,6 +144,6 @@ def parse_child_session(
         usage=usage,
         faults=faults.faults,
         ended_in_fault=faults.ended_in_fault,
-        unseen_requests=faults.unseen_requests,
+        unseen_calls=faults.unseen_calls,
     )
     return session, malformed

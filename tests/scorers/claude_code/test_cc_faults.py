@@ -137,7 +137,7 @@ def test_retried_failures_are_requests_beyond_one_per_digest_named_by_the_stream
         ("unknown", None, True),
         ("unknown", None, True),
     ]
-    assert evidence.session is not None and evidence.session.usage.unseen_requests == 2
+    assert evidence.session is not None and evidence.session.usage.unseen_calls == 2
 
 
 def test_an_unretried_failure_is_the_synthetic_api_error_message() -> None:
@@ -201,4 +201,4 @@ def test_a_subagents_retries_are_its_own() -> None:
     evidence = collect_evidence(artifacts)
     (child,) = evidence.child_sessions
     assert [(f.session, f.kind, f.status) for f in child.faults] == [("ag1", "rate_limited", 429)]
-    assert child.unseen_requests == 0 and not child.ended_in_fault
+    assert child.unseen_calls == 0 and not child.ended_in_fault
