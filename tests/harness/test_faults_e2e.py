@@ -146,9 +146,10 @@ def test_a_provider_outage_stops_the_run_with_exit_3_and_says_how_to_resume(tmp_
     # The three that tripped it used their retry; one still running then gets none.
     assert sum(i["attempts"] == 2 for i in data["items"]) >= 3
     run_dir = run_dir_of(tmp_path)
+    left = len(data["not_started"])
     line = (
-        f"provider unreachable: 3 items in a row failed with 529 overloaded; "
-        f"{len(data['not_started'])} items not started; resume with --resume {run_dir}"
+        "provider unreachable: 3 items in a row failed with 529 overloaded; "
+        f"{left} item{'' if left == 1 else 's'} not started; resume with --resume {run_dir}"
     )
     assert line in done.stderr.splitlines()
     assert "stopped early: provider unreachable" in done.stdout
