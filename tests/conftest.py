@@ -11,6 +11,13 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# The harness, the sim and the scripted servers run as real subprocesses in hundreds of
+# tests. An environment with PYTHONDONTWRITEBYTECODE (this machine's, and so CI's) makes
+# each of them compile every module it imports again, most of a second per start
+# (benchmarks/bench_startup.py); without it the first start writes the bytecode and the
+# rest read it. Python writes it atomically, so side-by-side starts are safe.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 #: Captures of the real prime-agent CLI (v0.8.0), copied from shared/real-runs so that every
 #: clone runs these tests (see tests/data/real-runs/README.md).
 REAL_RUNS = REPO_ROOT / "tests" / "data" / "real-runs"

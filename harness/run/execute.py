@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import (
@@ -65,10 +65,12 @@ from harness.run.breaker import CircuitBreaker
 from harness.run.budget import BudgetTracker, check_budget_plan
 from harness.run.preflight import require_agent
 from harness.run.scheduler import Scheduler, provider_of
-from harness.run.sequential import SequentialPlanner, baseline_counts
 from harness.runs.catalog import RUN_FILE, owner_record
 from harness.runs.lock import hold_run_dir
 from scorers import score_nothing
+
+if TYPE_CHECKING:  # the planner's statistics (scipy) load only for --trials auto
+    from harness.run.sequential import SequentialPlanner
 
 #: How often a retry's wait looks whether the run was stopped meanwhile.
 RETRY_POLL_S = 0.5
@@ -490,6 +492,8 @@ def _planner(
     config: RunConfig, fixtures: list[Fixture], kept: dict[str, ItemResult]
 ) -> SequentialPlanner:
     """The ``--trials auto`` planner, each cell rebuilt from the kept items of a resume."""
+    from harness.run.sequential import SequentialPlanner, baseline_counts
+
     assert config.sequential is not None
     conditions = agent_models(config)
     counts = None
