@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from harness.errors import EXIT_INTERRUPTED
+from harness.errors import exit_interrupted
 
 
 def main() -> None:
@@ -15,7 +15,7 @@ def main() -> None:
         cli_main()
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
-        sys.exit(EXIT_INTERRUPTED)
+        exit_interrupted()
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import sys
+from typing import NoReturn
 
 #: Documented exit codes (README, ``--help``).
 EXIT_RESOLVED = 0  # every item resolved (or, for non-run commands, success)
@@ -64,6 +67,21 @@ class ExecutorError(HarnessError):
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 #: What writing below a directory that was removed raises.
 GONE_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
+
+
+def exit_interrupted() -> NoReturn:
+    """Leave with exit code 130 after a Ctrl-C before a run's own handlers are in place.
+
+    ``sys.exit(130)`` from such a handler still ended the process by SIGINT (exit -2) now
+    and then: in a sweep of Ctrl-C at 60 to 110 ms after start, 13 of 24 (CPython 3.11,
+    signal during the CLI's imports). So the streams are flushed and the process leaves at
+    once; nothing is left to clean up at this point (the command's own clean-up ran as the
+    interrupt unwound it).
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def is_storage_error(exc: BaseException, within: str | os.PathLike[str] | None = None) -> bool:

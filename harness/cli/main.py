@@ -22,7 +22,7 @@ from harness.cli.runs_cmd import runs_group
 from harness.cli.score_cmd import score_cmd
 from harness.cli.selftest_cmd import selftest_cmd
 from harness.cli.show_cmd import show_cmd
-from harness.errors import EXIT_INTERRUPTED, HarnessError
+from harness.errors import HarnessError, exit_interrupted
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -48,7 +48,7 @@ class HarnessGroup(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             click.echo("\ninterrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+            exit_interrupted()
 
 
 @click.group(

@@ -197,7 +197,6 @@ def test_a_local_fixture_does_not_hide_the_bundled_ones(
     assert code == 2 and "--fixtures-dir" in err and "json-events" in err
 
 
-@pytest.mark.slow
 def _wait_for_sigint_handler(pid: int, timeout: float = 60.0) -> None:
     """Until the process catches SIGINT (its SigCgt mask in /proc/<pid>/status) and has
     spent 40 ms of CPU: past the interpreter's start (under 10 ms here) and inside the
@@ -217,6 +216,7 @@ def _wait_for_sigint_handler(pid: int, timeout: float = 60.0) -> None:
     raise AssertionError("the harness never reached its imports with a SIGINT handler")
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_the_first_seconds_exits_130(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", "run", "--fixture", str(TINY), "--agent",
