@@ -301,7 +301,7 @@ def run_selftest(
                 cost_usd=item.spent_usd,
                 billed_usd=bill.usd,
                 agent=item.agent,
-                faults=item.facts.failed_requests + sum(a.failed_requests for a in item.earlier),
+                faults=item.spent_failed_requests,
                 faults_served=server.faults_served(
                     script, None if one_fixture else item.fixture, api
                 ),

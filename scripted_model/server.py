@@ -517,7 +517,6 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 server.count_failure(COMPLETIONS_API, model, caller, conv.shard_files())
                 self._error(action.status, action.message, "invalid_request_error")
                 return
-            caller = "child" if conv.child_task is not None else "parent"
             self._stream(
                 model,
                 action,

@@ -131,13 +131,24 @@ class ItemResult(Record):
         return self.score.tokens_used + sum(a.tokens for a in self.earlier)
 
     @property
+    def earlier_usd(self) -> float | None:
+        """USD the earlier attempts cost; None when one with tokens has no price."""
+        if any(a.cost_usd is None and a.tokens > 0 for a in self.earlier):
+            return None
+        return sum(a.cost_usd or 0.0 for a in self.earlier)
+
+    @property
     def spent_usd(self) -> float | None:
         """USD every attempt cost; None when one with tokens has no price."""
-        costs = [self.cost_usd, *(a.cost_usd for a in self.earlier)]
-        tokens = [self.score.tokens_used, *(a.tokens for a in self.earlier)]
-        if any(c is None and t > 0 for c, t in zip(costs, tokens, strict=True)):
+        earlier = self.earlier_usd
+        if earlier is None or (self.cost_usd is None and self.score.tokens_used > 0):
             return None
-        return sum(c or 0.0 for c in costs)
+        return (self.cost_usd or 0.0) + earlier
+
+    @property
+    def spent_failed_requests(self) -> int:
+        """Requests that failed at the provider over every attempt."""
+        return self.facts.failed_requests + sum(a.failed_requests for a in self.earlier)
 
     def measure(self, name: str) -> float | None:
         """A figure by name (:data:`harness.model.summary.MEASURES`): the item's cost, or a

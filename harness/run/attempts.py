@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,14 +42,45 @@ class RetryPolicy:
 
     ``may_retry`` is False once the run starts no more items; ``wait`` sleeps up to the
     given seconds and returns False when the run was stopped meanwhile; ``announce`` is told
-    of each retry before its wait (the next attempt, the result it follows, the wait).
+    of each retry before its wait (the next attempt, the result it follows, the wait, the
+    last attempt the item may get).
     """
 
     retries: int
     backoff_s: float
     may_retry: Callable[[], bool]
     wait: Callable[[float], bool]
-    announce: Callable[[WorkItem, ItemResult, float], None] = lambda *_: None
+    announce: Callable[[WorkItem, ItemResult, float, int], None] = lambda *_: None
+
+
+#: How often a retry's wait looks whether the run was stopped meanwhile.
+RETRY_POLL_S = 0.5
+
+
+def run_policy(
+    retries: int,
+    backoff_s: float,
+    stop: threading.Event,
+    draining: Callable[[], bool],
+    note: Callable[[str], None] | None = None,
+) -> RetryPolicy:
+    """The policy of a run: retries while the scheduler still launches items (``stop`` set
+    or ``draining``: no more), each announced with ``note`` (the console's)."""
+
+    def wait(seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if stop.wait(min(left, RETRY_POLL_S)) or draining():
+                return False
+        return not draining()
+
+    def announce(work: WorkItem, result: ItemResult, delay: float, last: int) -> None:
+        if note is not None:
+            note(
+                f"{work.key}: {result.facts.error}; attempt {work.attempt} of {last} in {delay:.0f} s"
+            )
+
+    return RetryPolicy(retries, backoff_s, lambda: not draining(), wait, announce)
 
 
 def retry_wait(policy: RetryPolicy, retry: int, result: ItemResult) -> float:
@@ -156,7 +189,7 @@ def run_attempts(
         if not (result.facts.lost_to_provider and retries > 0 and policy.may_retry()):
             return _finish(item_dir, result, number, earlier)
         delay = retry_wait(policy, policy.retries - retries + 1, result)
-        policy.announce(replace(work, attempt=number + 1), result, delay)
+        policy.announce(replace(work, attempt=number + 1), result, delay, number + retries)
         _stage(item_dir, number)
         earlier.append(as_attempt(result, number))
         if not policy.wait(delay) or not policy.may_retry():

@@ -8,7 +8,6 @@ import json
 import secrets
 import signal
 import threading
-import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -39,7 +38,6 @@ from harness.item.processes import become_subreaper, reap_orphans
 from harness.item.scoring import RESULT_FILE, make_result, read_result
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult, RunFacts
-from harness.model.provider import ProviderHealth
 from harness.model.report import (
     RunAgent,
     RunOptions,
@@ -60,7 +58,7 @@ from harness.plan import (
     restrict,
 )
 from harness.report.progress import Progress
-from harness.run.attempts import RetryPolicy, run_attempts
+from harness.run.attempts import run_attempts, run_policy
 from harness.run.breaker import CircuitBreaker
 from harness.run.budget import BudgetTracker, check_budget_plan
 from harness.run.preflight import require_agent
@@ -71,9 +69,6 @@ from scorers import score_nothing
 
 if TYPE_CHECKING:  # the planner's statistics (scipy) load only for --trials auto
     from harness.run.sequential import SequentialPlanner
-
-#: How often a retry's wait looks whether the run was stopped meanwhile.
-RETRY_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -373,31 +368,12 @@ def _execute_locked(
         progress.start(total=len(plan), already=list(kept.values()))
 
     breaker = CircuitBreaker(config.max_provider_errors)
-
-    def wait(seconds: float) -> bool:
-        """Sleep before a retry; False as soon as the run stops launching items."""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            if scheduler.stop_event.wait(min(left, RETRY_POLL_S)) or scheduler.draining:
-                return False
-        return not scheduler.draining
-
-    def announce(work: WorkItem, result: ItemResult, delay: float) -> None:
-        if progress is not None:
-            progress.note(
-                f"{work.key}: {result.facts.error}; attempt {work.attempt} of "
-                f"{work.attempt + remaining_retries(work)} in {delay:.0f} s"
-            )
-
-    def remaining_retries(work: WorkItem) -> int:
-        return max(0, config.retries - (work.attempt - 1))
-
-    policy = RetryPolicy(
-        retries=config.retries,
-        backoff_s=config.retry_backoff_s,
-        may_retry=lambda: not scheduler.draining,
-        wait=wait,
-        announce=announce,
+    policy = run_policy(
+        config.retries,
+        config.retry_backoff_s,
+        scheduler.stop_event,
+        lambda: scheduler.draining,
+        progress.note if progress is not None else None,
     )
 
     def execute(work: WorkItem, cancel: threading.Event, slot: Any) -> ItemResult:
@@ -421,8 +397,7 @@ def _execute_locked(
         )
 
     def on_done(work: WorkItem, result: ItemResult) -> None:
-        if not full_disk and _removed(run_dir):  # every next item would only make it again
-            full_disk.append(f"the run directory {run_dir} was removed mid-run")
+        if _removed(run_dir):  # every next item would only make it again (raised below)
             scheduler.drain()
         if budget is not None and budget.add([result]):
             scheduler.drain()  # start nothing more; the running items finish
@@ -466,16 +441,13 @@ def _execute_locked(
         cost_threshold=config.cost_threshold,
         started_at=started,
         sequential=planner.outcomes() if planner is not None else None,
+        stopped=breaker.reason,
     )
     report = replace(report, budget=spent)
     if full_disk:
         report = replace(report, notes=(*report.notes, f"stopped early: {full_disk[0]}"))
     if breaker.reason is not None:
-        report = replace(
-            report,
-            provider=replace(report.provider or ProviderHealth(), stopped=breaker.reason),
-            notes=(*report.notes, f"stopped early: {breaker.reason}"),
-        )
+        report = replace(report, notes=(*report.notes, f"stopped early: {breaker.reason}"))
     write_report(run_dir, report)
     _refresh_index(run_dir.parent)
     infra = bool(full_disk) or (breaker.tripped and not report.interrupted)

@@ -41,7 +41,9 @@ def build_report(
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
     started_at: dt.datetime | None = None,
     sequential: Mapping[tuple[str, str, str], SequentialCell] | None = None,
+    stopped: str | None = None,
 ) -> RunReport:
+    """The report of a run's items (``stopped``: why the circuit breaker stopped it)."""
     now = dt.datetime.now(dt.UTC)
     items = tuple(sorted(results, key=item_order))
     return RunReport(
@@ -61,7 +63,7 @@ def build_report(
         agents=agents_comparison(
             items, [a.agent for a in options.agents], None, threshold, cost_threshold
         ),
-        provider=provider_health(items),
+        provider=provider_health(items, stopped),
         created_at=now.isoformat(),
         started_at=started_at.isoformat() if started_at else "",
         duration_s=round((now - started_at).total_seconds(), 1) if started_at else None,

@@ -17,23 +17,18 @@ def provider_health(items: Sequence[ItemResult], stopped: str | None = None) -> 
     retry_usd: float | None = 0.0
     for item in items:
         faults = item.facts.provider_faults
-        earlier = sum(a.failed_requests for a in item.earlier)
-        mine = faults.failed_requests if faults is not None else 0
         if faults is not None:
             kinds.update(faults.by_kind)
         for attempt in item.earlier:
             kinds.update(attempt.by_kind or {})
-        failed += mine + earlier
-        with_faults += (mine + earlier) > 0
+        failed += item.spent_failed_requests
+        with_faults += item.spent_failed_requests > 0
         retried += item.attempts > 1
         retries += item.attempts - 1
         lost += item.facts.lost_to_provider
-        retry_tokens += sum(a.tokens for a in item.earlier)
-        for attempt in item.earlier:
-            if attempt.cost_usd is None and attempt.tokens > 0:
-                retry_usd = None
-            elif retry_usd is not None:
-                retry_usd += attempt.cost_usd or 0.0
+        retry_tokens += item.spent_tokens - item.score.tokens_used
+        earlier = item.earlier_usd
+        retry_usd = None if retry_usd is None or earlier is None else retry_usd + earlier
     return ProviderHealth(
         failed_requests=failed,
         by_kind=dict(sorted(kinds.items())),

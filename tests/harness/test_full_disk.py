@@ -27,25 +27,36 @@ TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
 
 pytestmark = pytest.mark.slow
 
+
 #: Run inside the namespace: a 16 MB tmpfs as the runs dir; the run is started, the disk is
 #: filled once its first item finished, then emptied and the run resumed. What each step
 #: printed is written as JSON on stdout for the test to check.
-SCENARIO = textwrap.dedent(
+def start_run(size: str) -> str:
+    """The first steps of a scenario run inside the namespace: a tmpfs of ``size`` as the
+    runs dir, a four-item sim run started on it (``first``), and a wait until its first
+    item finished. The scenario goes on from there."""
+    return textwrap.dedent(
+        """
+        import contextlib, json, os, subprocess, sys, time
+        from pathlib import Path
+        mnt = Path(sys.argv[1])
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=SIZE", "tmpfs", str(mnt)], check=True)
+        runs = mnt / "runs"
+        harness = [sys.executable, "-m", "harness", "run", "--runs-dir", str(runs)]
+        first = subprocess.Popen(
+            [*harness, "--fixture", sys.argv[2], "--agent", "sim:slow=1", "--trials", "4",
+             "--concurrency", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        deadline = time.monotonic() + 120
+        while not list(runs.glob("*/items/*/result.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        """
+    ).replace("SIZE", size)
+
+
+SCENARIO = start_run("16m") + textwrap.dedent(
     """
-    import contextlib, json, os, subprocess, sys, time
-    from pathlib import Path
-    mnt = Path(sys.argv[1])
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], check=True)
-    runs = mnt / "runs"
-    harness = [sys.executable, "-m", "harness", "run", "--runs-dir", str(runs)]
-    first = subprocess.Popen(
-        [*harness, "--fixture", sys.argv[2], "--agent", "sim:slow=1", "--trials", "4",
-         "--concurrency", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    deadline = time.monotonic() + 120
-    while not list(runs.glob("*/items/*/result.json")) and time.monotonic() < deadline:
-        time.sleep(0.05)
     filler = mnt / "filler"
     with open(filler, "wb", buffering=0) as fh:  # fill the disk to the last byte
         for chunk in (b"x" * 65536, b"x"):

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_full_disk import _namespace_works
+from test_full_disk import _namespace_works, start_run
 
 from harness.errors import EXIT_INFRA
 
@@ -26,22 +26,8 @@ pytestmark = pytest.mark.reliability
 
 #: Run inside a user+mount namespace: a tmpfs as the runs dir, made read-only once the
 #: first item finished, then writable again and the run resumed.
-READ_ONLY = textwrap.dedent(
+READ_ONLY = start_run("64m") + textwrap.dedent(
     """
-    import json, subprocess, sys, time
-    from pathlib import Path
-    mnt = Path(sys.argv[1])
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)], check=True)
-    runs = mnt / "runs"
-    harness = [sys.executable, "-m", "harness", "run", "--runs-dir", str(runs)]
-    first = subprocess.Popen(
-        [*harness, "--fixture", sys.argv[2], "--agent", "sim:slow=1", "--trials", "4",
-         "--concurrency", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    deadline = time.monotonic() + 120
-    while not list(runs.glob("*/items/*/result.json")) and time.monotonic() < deadline:
-        time.sleep(0.05)
     run_dir = next(p for p in runs.iterdir() if p.is_dir())
     # A read-only bind mount of the run dir over itself: the files the run holds open
     # stay open, every new write is refused (EROFS).
