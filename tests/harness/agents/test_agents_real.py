@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from realkit import REPO, processes_of_run, tree
+from realkit import REPO, TINY, processes_of_run, tree
 
 from harness.agents import parse_agent
 from harness.model.report import load_report
@@ -25,7 +25,8 @@ pytestmark = pytest.mark.real_agent
 
 #: Six agent runs of a few seconds each, three at a time; the margin covers a loaded machine.
 RUN_TIMEOUT_S = 400
-FIXTURE = REPO / "fixtures" / "smoke-orders"
+#: The smallest fixture every script exercises (see test_selftest_real.py).
+FIXTURE = TINY
 #: Each agent's model API, as the server keeps its bills.
 APIS = {"claude-code": CLAUDE_MESSAGES_API, "opencode": OPENCODE_MESSAGES_API}
 
@@ -98,7 +99,7 @@ def test_one_report_puts_the_agents_side_by_side(side_by_side: dict) -> None:
     assert [v.agent for v in side.versus] == ["opencode", "sim"]
     # The real agents ran the same model: compared fixture by fixture on it.
     (cell,) = side.versus[0].comparison.fixtures
-    assert (cell.fixture, cell.model, cell.delta) == ("smoke-orders", "scripted/honest", 0.0)
+    assert (cell.fixture, cell.model, cell.delta) == ("tiny", "scripted/honest", 0.0)
     assert "agents side by side (reference claude-code):" in done.stdout
 
 
@@ -130,7 +131,7 @@ def test_selftest_checks_both_agents_in_one_run(
     done = subprocess.run(
         [sys.executable, "-m", "harness", "selftest", "--agent", "claude-code",
          "--agent", "opencode", "--agent-bin", f"claude-code={claude_code_bin}",
-         "--agent-bin", f"opencode={opencode_bin}", "--fixture", "smoke-orders",
+         "--agent-bin", f"opencode={opencode_bin}", "--fixture", str(FIXTURE),
          "--concurrency", "3", "--runs-dir", str(runs)],
         cwd=REPO, env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp)},
         capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
@@ -139,7 +140,7 @@ def test_selftest_checks_both_agents_in_one_run(
     shared = {c.script for c in cases_for(parse_agent("claude-code"))} & {
         c.script for c in cases_for(parse_agent("opencode"))
     }
-    rows = [line.split() for line in done.stdout.splitlines() if " smoke-orders " in line]
+    rows = [line.split() for line in done.stdout.splitlines() if " tiny " in line]
     assert sorted((r[0], r[2]) for r in rows) == sorted(
         (agent, script) for agent in APIS for script in shared
     ), done.stdout

@@ -1,8 +1,11 @@
-"""The real opencode client against the scripted Messages server, one run per script.
+"""The real opencode client against the scripted Messages server, outside the runner.
 
 Each run goes through the adapter's own pieces outside the runner: ``prepare`` (private
 dirs, config file, environment, the prompt on stdin), ``run_process``, ``collect`` into a
-bundle and ``score`` with the pure scorer. The client comes from ``$OPENCODE_BIN``, else the
+bundle and ``score`` with the pure scorer, on the honest script: the pieces the runner joins,
+each on its own, and the bill to the cache read and write. Every script's verdict, tokens
+and cost through the runner are the selftest's (test_selftest_real.py), not repeated here.
+The client comes from ``$OPENCODE_BIN``, else the
 install dir, else ``agents install opencode`` (npm registry); otherwise the test skips.
 """
 
@@ -38,7 +41,7 @@ def server() -> ScriptedModelServer:
         yield srv  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("name", sorted(OPENCODE_SCRIPTS), ids=str)
+@pytest.mark.parametrize("name", ["honest"], ids=str)
 def test_script_verdict(
     name: str, opencode_bin: Path, server: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from realkit import REPO, TINY, selftest_in_fresh_home, tree
+from realkit import REPO, selftest_in_fresh_home, tree
 
 from harness.agents import parse_agent
 from harness.model.item import ItemResult
@@ -32,33 +32,40 @@ BINARIES = {
     "claude-code": "claude_code_bin",
     "opencode": "opencode_bin",
 }
-#: The 3-shard test fixture, and the bundled smoke set (smoke-orders, json-events: selftest's
-#: default is json-events): --fixture argument -> the fixtures whose rows must all hold.
-FIXTURES = {"tiny": (str(TINY), ("tiny",)), "smoke": ("smoke", ("smoke-orders", "json-events"))}
 
 
-@pytest.fixture(
-    scope="module",
-    params=[(a, f) for a in sorted(BINARIES) for f in FIXTURES],
-    ids=lambda p: f"{p[0]}-{p[1]}",
-)
-def selftest_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    agent, fixture = request.param
-    binary = request.getfixturevalue(BINARIES[agent])
-    base = tmp_path_factory.mktemp(f"selftest-{agent}-{fixture}")
-    run = selftest_in_fresh_home(base, agent, binary, SELFTEST_TIMEOUT_S, FIXTURES[fixture][0])
-    return {**run, "agent": agent, "fixture": fixture}
+@pytest.fixture(scope="session")
+def selftests() -> dict[str, dict]:
+    """The session's selftest of each agent, by agent: made once however the tests using it
+    are ordered or torn down between (xdist hands a worker its tests in batches)."""
+    return {}
+
+
+@pytest.fixture(params=sorted(BINARIES))
+def selftest_run(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    selftests: dict[str, dict],
+) -> dict:
+    """One selftest per agent, over the 3-shard fixture: the smallest that every script
+    exercises (a spawn per shard, a fan-out below every agent's limit on live children).
+    A second fixture would run the same scripts against the same code again."""
+    agent = request.param
+    if agent not in selftests:
+        binary = request.getfixturevalue(BINARIES[agent])
+        base = tmp_path_factory.mktemp(f"selftest-{agent}")
+        run = selftest_in_fresh_home(base, agent, binary, SELFTEST_TIMEOUT_S)
+        selftests[agent] = {**run, "agent": agent}
+    return selftests[agent]
 
 
 def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
     done = selftest_run["done"]
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     scripts = scripts_for(parse_agent(selftest_run["agent"], "unused"))
-    for fixture in FIXTURES[selftest_run["fixture"]][1]:
-        lines = done.stdout.splitlines()
-        rows = [line.split() for line in lines if line.startswith(f"{fixture} ")]
-        assert sorted(r[1] for r in rows) == sorted(scripts), (fixture, done.stdout)
-        assert all(r[-1] == "ok" for r in rows), done.stdout
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("tiny ")]
+    assert sorted(r[1] for r in rows) == sorted(scripts), done.stdout
+    assert all(r[-1] == "ok" for r in rows), done.stdout
 
 
 def test_nothing_is_created_under_home_or_tmpdir(selftest_run: dict) -> None:
