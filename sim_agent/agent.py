@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     except config.SimUsageError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
+    if cfg.oracle.behaviours.plan == "noop":
+        return 0
     from sim_agent import records
 
     records.set_prompt_tokens(cfg.oracle.prompt_tokens())

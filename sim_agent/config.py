@@ -45,12 +45,15 @@ PLANS = (
     "hollow-children",
     "backdated-reply",
     "provider-down",
+    # Exits 0 at once, having done and written nothing: what is left of an item's wall time
+    # is the harness's own (benchmarks/bench_overhead.py).
+    "noop",
 )
 #: Modifiers that combine with a plan.
 FLAGS = ("wrong-answer", "hang", "crash", "stubborn-daemon", "detached-grandchild", "recovers")
 VALUED = ("slow", "flaky", "throttled")
 #: Plans that start no child process, so a child-side modifier cannot apply.
-CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error", "provider-down")
+CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error", "provider-down", "noop")
 #: Plans in which no model request succeeds (the provider refuses every one).
 REFUSED_PLANS = ("model-error", "provider-down")
 #: With ``model-error`` no turn succeeds: only daemon and pacing modifiers make sense.
@@ -158,6 +161,8 @@ def parse_behaviours(spec: str) -> Behaviours:
     if plan in REFUSED_PLANS and modifiers - MODEL_ERROR_MODIFIERS:
         extra = ", ".join(sorted(modifiers - MODEL_ERROR_MODIFIERS))
         raise SimUsageError(f"{plan!r} cannot be combined with {extra}")
+    if plan == "noop" and modifiers:
+        raise SimUsageError(f"'noop' does nothing, so it takes no {', '.join(sorted(modifiers))}")
     if plan in CHILDLESS_PLANS and "detached-grandchild" in modifiers:
         raise SimUsageError(f"'detached-grandchild' needs a child process; {plan!r} starts none")
     return Behaviours(plan=plan, **fields)  # type: ignore[arg-type]

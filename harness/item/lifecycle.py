@@ -6,6 +6,7 @@ import dataclasses
 import os
 import shutil
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,21 @@ from harness.pricing import PriceTable
 #: within milliseconds; give them this long before anything still running is counted as a
 #: process the harness had to kill.
 STOP_EXIT_WAIT_S = 1.0
+
+
+class Phases:
+    """Where an item's time went: seconds per phase, in the order they ran (item.json's
+    ``phases_s``; ``agent`` is the agent's own, every other phase the harness's)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._mark = time.perf_counter()
+
+    def end(self, phase: str) -> None:
+        """The phase that ran since the last mark has ended."""
+        now = time.perf_counter()
+        self.seconds[phase] = round(self.seconds.get(phase, 0.0) + now - self._mark, 4)
+        self._mark = now
 
 
 class Slot(Protocol):
@@ -81,6 +97,7 @@ def run_item(
     waiting for the slot raises ``NotStarted`` and leaves nothing behind.
     """
     # Not parents=True: a run dir removed mid-run must fail here, not be made again.
+    phases = Phases()
     item_dir.mkdir(exist_ok=True)
     agent = work.agent
     root = make_workdir(agent.longest_socket)
@@ -136,8 +153,10 @@ def run_item(
             **launch.record,
         )
         stdout, stderr = root / "stdout.jsonl", root / "stderr.txt"
+        phases.end("workspace")
         if slot is not None:
             slot.acquire()
+            phases.end("slot_wait")
         if start_error is None:
             proc = run_process(
                 argv,
@@ -151,6 +170,7 @@ def run_item(
                 stdin_path=launch.stdin,
             )
             start_error = proc.start_error
+        phases.end("agent")
         if slot is not None:
             slot.release()  # the agent CLI has exited: its model work is over
         quiet = False
@@ -164,6 +184,7 @@ def run_item(
         swept = True
         meta["killed_processes"] = [k.to_dict() for k in killed]
         meta["leftover_processes"] = leftover
+        phases.end("stop")
         secrets = secret_values(launch.env, launch.credential_files)
         collected = agent.collect(
             launch,
@@ -179,6 +200,7 @@ def run_item(
             "truncated": list(collected.truncated),
         }
         meta["manifest"] = manifest_dict(work.fixture.manifest)
+        phases.end("collect")
         if opts.keep_workdir:
             meta["workdir"] = str(root)
     except NotStarted:
@@ -189,6 +211,7 @@ def run_item(
             tracker.sweep()
         if not opts.keep_workdir:
             shutil.rmtree(root, ignore_errors=True)
+        phases.end("cleanup")
     meta.update(
         start_error=start_error,
         exit_code=proc.exit_code if proc else None,
@@ -200,6 +223,8 @@ def run_item(
     assessed = assess_bundle(item_dir, meta)
     score = assessed.score
     facts = facts_from_meta(meta, assessed, item_dir)
+    phases.end("score")
+    meta["phases_s"] = phases.seconds
     write_json_atomic(item_dir / "item.json", meta)
     result = make_result(work, item_dir, score, facts, opts.prices)
     write_json_atomic(item_dir / "result.json", result.to_dict())
