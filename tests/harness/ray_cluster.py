@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,8 @@ NODE_ARGS = (
 START_TIMEOUT_S = 120
 #: Grace between SIGTERM and SIGKILL when stopping the cluster.
 STOP_GRACE_S = 5.0
+#: How long stopping may go on finding new processes of the cluster.
+STOP_ROUNDS_S = 60.0
 HEAD_RESOURCES = {"sim": 1}
 WORKER_RESOURCES = {"sim": 2, "sim-worker": 2}
 
@@ -133,15 +136,19 @@ class Cluster:
                 proc.send_signal(signal.SIGKILL)
 
     def stop(self) -> None:
-        procs = self.processes()
-        for proc in procs:
-            with contextlib.suppress(psutil.Error):
-                proc.terminate()
-        _, alive = psutil.wait_procs(procs, timeout=STOP_GRACE_S)
-        for proc in alive:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-        psutil.wait_procs(alive, timeout=STOP_GRACE_S)
+        # Rounds until none is left: a raylet may start a worker process after the first
+        # look (on a loaded machine it is still starting one), and such a process, alive
+        # past the stop, would still own the item dirs it stamped.
+        deadline = time.monotonic() + STOP_ROUNDS_S
+        while (procs := self.processes()) and time.monotonic() < deadline:
+            for proc in procs:
+                with contextlib.suppress(psutil.Error):
+                    proc.terminate()
+            _, alive = psutil.wait_procs(procs, timeout=STOP_GRACE_S)
+            for proc in alive:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+            psutil.wait_procs(alive, timeout=STOP_GRACE_S)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 

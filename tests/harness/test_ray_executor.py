@@ -48,7 +48,8 @@ def cluster() -> Iterator[Cluster]:
     # their dirs name their (now dead) owner, and the clean-up every run starts with (and
     # `clean`) removes them: the tier leaves nothing behind.
     subprocess.run([sys.executable, "-m", "harness", "clean"], cwd=REPO, check=True, timeout=120)
-    assert node_dirs() - before == set()
+    left = node_dirs() - before
+    assert left == set(), {str(p): sorted(c.name for c in p.iterdir()) for p in left}
 
 
 def harness(cluster: Cluster, tmp_path: Path, *args: str) -> subprocess.Popen[str]:

@@ -56,7 +56,12 @@ def test_a_collapse_is_regressed_well_before_the_cap(tmp_path: Path, baseline: P
     assert out.exit_code == EXIT_UNRESOLVED
     for s in out.report.summary:
         assert s.stop_reason == "decided" and s.sequential is not None
-        assert s.sequential.status == "regressed" and s.sequential.launched <= 10, s.sequential
+        # Decided on the first 10 trials by trial number (the outcomes are seeded), long
+        # before the cap; how many more were launched meanwhile depends on how long the
+        # earliest ones took on this machine, so only "before the cap" is pinned for it.
+        assert s.sequential.status == "regressed", s.sequential
+        assert s.sequential.decided_at is not None and s.sequential.decided_at <= 10, s.sequential
+        assert s.sequential.launched < 20, s.sequential
         assert s.n == s.sequential.launched  # every launched trial was scored and reported
     cmp = out.report.comparison
     assert cmp is not None and cmp.sequential is not None
