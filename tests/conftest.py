@@ -78,10 +78,21 @@ def prime_agent_bin() -> Path:
 SLOW_TIERS = ("reliability", "e2e", "statistics", "real_agent", "browser", "distributed")
 
 
+#: Tiers whose tests start a real agent client, a Ray cluster or a browser: under xdist
+#: (``--dist loadgroup``) they share one group, so one worker runs them one at a time and
+#: they never starve each other (each wants most of a core for seconds).
+HEAVY_TIERS = ("real_agent", "browser", "distributed")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if any(item.get_closest_marker(name) for name in SLOW_TIERS):
             item.add_marker(pytest.mark.slow)
+        # Every other test goes with its module, so a module's shared set-up (a baseline
+        # run, a built report) is made once, on one worker.
+        heavy = any(item.get_closest_marker(name) for name in HEAVY_TIERS)
+        item.add_marker(pytest.mark.xdist_group("heavy" if heavy else item.nodeid.split("::")[0]))
 
 
 # ------------------------------------------------------------------ the real Claude Code
