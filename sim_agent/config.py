@@ -53,7 +53,7 @@ PLANS = (
 FLAGS = ("wrong-answer", "hang", "crash", "stubborn-daemon", "detached-grandchild", "recovers")
 VALUED = ("slow", "flaky", "throttled")
 #: Plans that start no child process, so a child-side modifier cannot apply.
-CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error", "provider-down", "noop")
+CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error", "provider-down")
 #: Plans in which no model request succeeds (the provider refuses every one).
 REFUSED_PLANS = ("model-error", "provider-down")
 #: With ``model-error`` no turn succeeds: only daemon and pacing modifiers make sense.

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import psutil
 
+from harness.item.processes import terminate
+
 #: One CPU per node and a 100 MB object store: the machine is small and shared.
 NODE_ARGS = (
     "--node-ip-address=127.0.0.1",
@@ -141,14 +143,7 @@ class Cluster:
         # past the stop, would still own the item dirs it stamped.
         deadline = time.monotonic() + STOP_ROUNDS_S
         while (procs := self.processes()) and time.monotonic() < deadline:
-            for proc in procs:
-                with contextlib.suppress(psutil.Error):
-                    proc.terminate()
-            _, alive = psutil.wait_procs(procs, timeout=STOP_GRACE_S)
-            for proc in alive:
-                with contextlib.suppress(psutil.Error):
-                    proc.kill()
-            psutil.wait_procs(alive, timeout=STOP_GRACE_S)
+            terminate({p.pid: (p, "ray test cluster") for p in procs}, grace_s=STOP_GRACE_S)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
