@@ -234,11 +234,13 @@ class AgentAdapter(ABC):
         private HOME/TMPDIR and the item's process token; the adapter adds its own.
         """
 
-    def stop(self, launch: Launch, early: bool) -> StopOutcome:
+    def stop(self, launch: Launch, early: bool, running: Callable[[], bool]) -> StopOutcome:
         """End what the agent leaves running after its CLI exits (default: nothing).
 
         ``early`` is true when the CLI timed out, was cancelled or failed: a daemon may not
-        have come up yet. The harness sweeps every process of the item afterwards anyway.
+        have come up yet. ``running()`` says whether any process of the item is still alive
+        (one scan of the process table): with none, no daemon can still come up. The
+        harness sweeps every process of the item afterwards anyway.
         """
         return StopOutcome("none")
 

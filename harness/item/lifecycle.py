@@ -176,7 +176,7 @@ def run_item(
         quiet = False
         if proc is not None:
             early = proc.timed_out or proc.cancelled or proc.exit_code != 0
-            stopped = agent.stop(launch, early)
+            stopped = agent.stop(launch, early, lambda: bool(tracker.find()))
             meta["agent_stop"] = {"status": stopped.status, "detail": stopped.detail}
             quiet = stopped.clean and tracker.wait_quiet(STOP_EXIT_WAIT_S)
         killed = [] if quiet else tracker.sweep()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -159,9 +159,11 @@ class PrimeAgentAdapter(AgentAdapter):
             },
         )
 
-    def stop(self, launch: Launch, early: bool) -> StopOutcome:
+    def stop(self, launch: Launch, early: bool, running: Callable[[], bool]) -> StopOutcome:
         wait = SOCKET_APPEAR_WAIT_S if early else SOCKET_PRESENT_WAIT_S
-        outcome = shutdown_daemon(Path(launch.state["socket"]), wait_for_socket_s=wait)
+        outcome = shutdown_daemon(
+            Path(launch.state["socket"]), wait_for_socket_s=wait, running=running
+        )
         return StopOutcome(outcome.status, outcome.detail, clean=outcome.status == "acknowledged")
 
     def collect(

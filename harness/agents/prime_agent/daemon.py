@@ -8,6 +8,7 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -33,12 +34,20 @@ class ShutdownOutcome:
 
 
 def shutdown_daemon(
-    sock_path: Path, *, wait_for_socket_s: float, force: bool = False
+    sock_path: Path,
+    *,
+    wait_for_socket_s: float,
+    force: bool = False,
+    running: Callable[[], bool] = lambda: True,
 ) -> ShutdownOutcome:
-    """Send the shutdown envelope and wait for the daemon to close the connection."""
+    """Send the shutdown envelope and wait for the daemon to close the connection.
+
+    The socket is waited for only while ``running()`` says a process that could still bind
+    it is alive: an agent that left nothing behind has no daemon to wait for.
+    """
     deadline = time.monotonic() + wait_for_socket_s
     while not sock_path.exists():
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or not running():
             return ShutdownOutcome("no-socket")
         time.sleep(0.1)
     try:
