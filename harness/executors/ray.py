@@ -49,6 +49,7 @@ from harness.item.leftovers import stamp_dir
 from harness.item.lifecycle import ItemOptions, Slot, run_item
 from harness.item.processes import become_subreaper, reap_orphans, terminate
 from harness.item.scoring import assess_bundle, facts_from_meta, make_result
+from harness.item.story import write_story
 from harness.model.item import ItemResult
 from harness.plan import ExecutorSettings, WorkItem
 from harness.pricing import PriceTable
@@ -337,6 +338,7 @@ def _land_bundle(
         write_json_atomic(meta_file, meta)
         result = make_result(work, item_dir, score, facts, prices)
         write_json_atomic(incoming / "result.json", result.to_dict())
+        write_story(incoming, meta)
         old = None
         if item_dir.exists():  # an errored attempt being resumed
             old = item_dir.parent / f".replaced-{item_dir.name}-{uuid.uuid4().hex[:8]}"

@@ -26,6 +26,7 @@ from harness.item.scoring import (
     make_result,
     manifest_dict,
 )
+from harness.item.story import write_story
 from harness.item.workspace import RepoTemplates, base_env, build_item_paths, make_workdir
 from harness.model.item import ItemResult
 from harness.plan import WorkItem
@@ -228,4 +229,5 @@ def run_item(
     write_json_atomic(item_dir / "item.json", meta)
     result = make_result(work, item_dir, score, facts, opts.prices)
     write_json_atomic(item_dir / "result.json", result.to_dict())
+    write_story(item_dir, meta)  # while the next agent works, not when the report is due
     return result

@@ -8,12 +8,19 @@ agent; nothing is judged here.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as dt
+import json
+import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.agents import adapter_for_meta
 from harness.errors import BundleError, HarnessError
+from harness.files import write_json_atomic
 from harness.item.scoring import manifest_of, read_item_meta, read_result
 from harness.model.item import ItemResult
 from harness.model.story import (
@@ -44,11 +51,18 @@ def _when(at: str) -> dt.datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
 
 
-def _answers(result: ItemResult, manifest: Manifest, evidence: RunEvidence | None) -> list[Answer]:
+def _got(evidence: RunEvidence | None) -> dict[str, tuple[str, ...]]:
+    """The answers the artifact gave, by shard file."""
     got: dict[str, list[str]] = {}
     answers = evidence.answers if evidence is not None else None
     for bullet in answers.bullets if answers is not None else ():
         got.setdefault(bullet.file, []).append(bullet.answer)
+    return {file: tuple(values) for file, values in got.items()}
+
+
+def _answers(
+    result: ItemResult, manifest: Manifest, got: dict[str, tuple[str, ...]]
+) -> list[Answer]:
     missing = set(result.score.missing_shards)
     wrong = {w.file for w in result.score.wrong_answers}
     out = []
@@ -57,7 +71,7 @@ def _answers(result: ItemResult, manifest: Manifest, evidence: RunEvidence | Non
             "missing" if shard.file in missing else "wrong" if shard.file in wrong else "right"
         )
         out.append(
-            Answer(shard.file, shard.worker, shard.expected, tuple(got.get(shard.file, ())), status)
+            Answer(shard.file, shard.worker, shard.expected, got.get(shard.file, ()), status)
         )
     return out
 
@@ -117,41 +131,114 @@ def _timeline(events: list[_Event]) -> list[TimelineEvent]:
 
 
 def _files(item_dir: Path) -> list[str]:
-    out: list[str] = []
-    for path in sorted(item_dir.rglob("*")):
-        if len(out) >= MAX_FILES_LISTED:
-            break
-        if path.is_file() and not path.is_symlink():
-            out.append(path.relative_to(item_dir).as_posix())
-    return out
+    """The bundle's regular files (no symlinks), in path order, at most MAX_FILES_LISTED.
+
+    os.walk and plain strings: pathlib's rglob and Path sorting took 1 ms an item, a third of
+    a 2,000-item report page's time.
+    """
+    found: list[list[str]] = []
+    for here, dirs, names in os.walk(item_dir):  # does not follow symlinked dirs
+        rel = os.path.relpath(here, item_dir)
+        prefix = [] if rel == "." else rel.split(os.sep)
+        for name in names:
+            if not prefix and name == STORY_FILE:
+                continue  # the harness's own reading of the bundle, not part of it
+            with contextlib.suppress(OSError):
+                if stat.S_ISREG(os.lstat(os.path.join(here, name)).st_mode):
+                    found.append([*prefix, name])
+        dirs.sort()
+    found.sort()  # by components, as Path ordering sorts
+    return ["/".join(parts) for parts in found[:MAX_FILES_LISTED]]
+
+
+#: What the bundle tells of an item's story, read once when the item ends (beside its
+#: result.json) so a report of thousands of items does not parse every bundle again: a
+#: 2,000-item report page spent 2.2 s of its 5.4 s in that parse.
+STORY_FILE = "story.json"
+#: Bumped whenever what the story reads from a bundle changes: an older file is read again.
+STORY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class _Told:
+    """The bundle's part of a story: what it answered, its children, its timeline."""
+
+    got: dict[str, tuple[str, ...]]
+    children: tuple[ChildStory, ...]
+    timeline: tuple[TimelineEvent, ...]
+    problem: str
+
+
+def _tell(item_dir: Path, meta: dict[str, Any], manifest: Manifest | None) -> _Told:
+    evidence: RunEvidence | None = None
+    problem = ""
+    try:
+        if manifest is None:
+            manifest = manifest_of(item_dir, meta)
+        evidence = adapter_for_meta(meta).evidence(item_dir, meta, manifest)
+    except HarnessError as exc:
+        problem = str(exc)
+    events, children = _events(evidence) if evidence is not None else ([], [])
+    return _Told(_got(evidence), tuple(children), tuple(_timeline(events)), problem)
+
+
+def write_story(item_dir: Path, meta: dict[str, Any]) -> None:
+    """Read the bundle's part of the item's story and keep it in ``story.json``.
+
+    Never fails the item: the story is a view, read from the bundle again when missing.
+    """
+    told = _tell(item_dir, meta, None)
+    data = {
+        "story_version": STORY_VERSION,
+        "got": {file: list(answers) for file, answers in told.got.items()},
+        "children": [dataclasses.asdict(c) for c in told.children],
+        "timeline": [dataclasses.asdict(e) for e in told.timeline],
+        "problem": told.problem,
+    }
+    with contextlib.suppress(OSError):
+        write_json_atomic(item_dir / STORY_FILE, data)
+
+
+def _read_told(item_dir: Path) -> _Told | None:
+    """The kept part of the story, or None when it is missing, older or unreadable."""
+    try:
+        data = json.loads((item_dir / STORY_FILE).read_text(encoding="utf-8"))
+        if data.get("story_version") != STORY_VERSION:
+            return None
+        return _Told(
+            got={str(f): tuple(str(a) for a in answers) for f, answers in data["got"].items()},
+            children=tuple(
+                ChildStory(**{**c, "receipts": tuple(c["receipts"])}) for c in data["children"]
+            ),
+            timeline=tuple(TimelineEvent(**e) for e in data["timeline"]),
+            problem=str(data["problem"]),
+        )
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def load_story(item_dir: Path, result: ItemResult | None = None) -> ItemStory:
     """Read one item directory (``result``: its report entry, else its ``result.json``).
 
     A bundle whose evidence cannot be read (an agent this harness does not know, a missing
-    manifest) still tells its result; ``problem`` says what was missing.
+    manifest) still tells its result; ``problem`` says what was missing. The bundle's part
+    comes from ``story.json`` when the item kept one, else from the bundle itself.
     """
     meta: dict[str, Any] = read_item_meta(item_dir)
     if result is None:
         result = read_result(item_dir)
-    evidence: RunEvidence | None = None
-    problem = ""
     manifest: Manifest | None = None
-    try:
+    with contextlib.suppress(HarnessError):
         manifest = manifest_of(item_dir, meta)
-        evidence = adapter_for_meta(meta).evidence(item_dir, meta, manifest)
-    except HarnessError as exc:
-        problem = str(exc)
-    events, children = _events(evidence) if evidence is not None else ([], [])
+    told = _read_told(item_dir) or _tell(item_dir, meta, manifest)
     return ItemStory(
         result=result,
         item_dir=item_dir,
-        answers=tuple(_answers(result, manifest, evidence)) if manifest is not None else (),
-        children=tuple(children),
-        timeline=tuple(_timeline(events)),
+        answers=tuple(_answers(result, manifest, told.got)) if manifest is not None else (),
+        children=told.children,
+        timeline=told.timeline,
         files=tuple(_files(item_dir)),
-        problem=problem,
+        problem=told.problem,
     )
 
 

@@ -141,12 +141,34 @@ def test_markdown_lists_unresolved_items_with_reasons_and_paths(tmp_path: Path) 
 
 def test_report_schema_rejects_a_broken_report() -> None:
     import jsonschema
+    import jsonschema_rs
+
+    from harness.model.report import report_schema
 
     good = _report([item("f1", 1, True)]).to_dict()
-    bad = json.loads(json.dumps(good))
-    del bad["items"][0]["score"]["checks"]
-    with pytest.raises(jsonschema.ValidationError):
-        validate_report(bad)
+    validate_report(good)
+    jsonschema.validate(good, report_schema())  # the reference implementation agrees
+    broken = []
+    for path, value in (
+        (("items", 0, "score", "checks"), None),  # a required field gone
+        (("items", 0, "status"), "weird"),  # outside its enum
+        (("items", 0, "trial"), "1"),  # the wrong type
+    ):
+        bad = json.loads(json.dumps(good))
+        *parents, last = path
+        node = bad
+        for key in parents:
+            node = node[key]
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+        with pytest.raises(jsonschema_rs.ValidationError) as caught:
+            validate_report(bad)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, report_schema())
+        broken.append(list(caught.value.instance_path))
+    assert broken[1] == ["items", 0, "status"] and broken[2] == ["items", 0, "trial"]
 
 
 def _sim_run(tmp_path: Path, concurrency: int, name: str, baseline: Path | None = None):

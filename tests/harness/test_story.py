@@ -11,7 +11,7 @@ from sim_runs import sim_run
 
 from harness.errors import BundleError
 from harness.item.scoring import rescore_item
-from harness.item.story import load_story
+from harness.item.story import STORY_FILE, STORY_VERSION, load_story, write_story
 from harness.report.show import story_text
 from harness.runs.catalog import find_story
 
@@ -89,3 +89,28 @@ def test_a_claude_code_duplicate_spawn_shows_both_children(tmp_path: Path) -> No
     assert story.result.failed_criteria == ("dedup",)
     names = [c.name for c in story.children]
     assert len(names) == 4 and len(set(names)) == 3
+
+
+@pytest.mark.parametrize("behaviour", ["honest", "wrong-answer", "delete-to-hide", "no-spawn"])
+def test_the_kept_story_is_the_bundle_read_again(tmp_path: Path, behaviour: str) -> None:
+    """story.json, written when the item ended, tells what a fresh read of the bundle does;
+    a missing, older or broken one is read from the bundle again."""
+    item_dir = _first_item(sim_run(tmp_path, behaviour, trials=1))
+    kept_file = item_dir / STORY_FILE
+    assert kept_file.is_file()
+    kept = load_story(item_dir)
+    kept_file.unlink()
+    fresh = load_story(item_dir)
+    assert kept == fresh
+    assert behaviour == "no-spawn" or (fresh.children and fresh.timeline)
+    data = json.loads(json.dumps({"story_version": STORY_VERSION - 1, "got": {}}))
+    for broken in (json.dumps(data), "{not json", json.dumps({"story_version": STORY_VERSION})):
+        kept_file.write_text(broken)
+        assert load_story(item_dir) == fresh
+    # And what is kept is what is shown: a kept answer reaches the story.
+    write_story(item_dir, json.loads((item_dir / "item.json").read_text()))
+    data = json.loads(kept_file.read_text())
+    shard = next(iter(data["got"]))
+    data["got"][shard] = ["kept-answer"]
+    kept_file.write_text(json.dumps(data))
+    assert [a.got for a in load_story(item_dir).answers if a.file == shard] == [("kept-answer",)]
