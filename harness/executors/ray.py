@@ -35,6 +35,7 @@ import sys
 import tarfile
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,6 +51,7 @@ from harness.item.lifecycle import ItemOptions, Slot, run_item
 from harness.item.processes import become_subreaper, reap_orphans, terminate
 from harness.item.scoring import assess_bundle, facts_from_meta, make_result
 from harness.item.story import write_story
+from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult
 from harness.plan import ExecutorSettings, WorkItem
 from harness.pricing import PriceTable
@@ -109,18 +111,24 @@ def _interrupts_cancel(cancel: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _run_on_node(work: WorkItem, opts: ItemOptions, fixture_tar: bytes) -> tuple[str, bytes]:
-    """The Ray task: the item's whole lifecycle on this node; returns the node's id and the
-    bundle tarball.
+def _run_on_node(
+    work: WorkItem, opts: ItemOptions, fixture_tar: bytes, template_tar: bytes
+) -> tuple[str, bytes, dict[str, float]]:
+    """The Ray task: the item's whole lifecycle on this node; returns the node's id, the
+    bundle tarball and where the task's time went (seconds: ``unpack`` the fixture and its
+    committed repo, the ``item``, ``pack`` the bundle, and the whole ``task``; one clock, the
+    node's). The repo is the head's template (``.git`` included), copied as a local run
+    copies it: no git process per item on the node.
 
     The item runs in a thread while this (the task's main) thread waits; a cancel without
     force becomes the item's own cancel (:func:`_interrupts_cancel`). Only once the item
     has stopped and its scratch dir is gone does the task end as cancelled.
     """
+    task_started = time.perf_counter()
     become_subreaper()  # a detached daemon of the agent stays in this worker's tree
     cancel = threading.Event()
     failure: list[BaseException] = []
-    returned: tuple[str, bytes] | None = None
+    returned: tuple[str, bytes, dict[str, float]] | None = None
     with _interrupts_cancel(cancel):
         scratch = Path(tempfile.mkdtemp(prefix=NODE_TMP_PREFIX))
         # Owned by this worker process: a task killed mid-item (a forced cancel, a lost
@@ -138,11 +146,17 @@ def _run_on_node(work: WorkItem, opts: ItemOptions, fixture_tar: bytes) -> tuple
                 ),
             )
             local = dataclasses.replace(work, fixture=fixture)
+            template = scratch / "template"
+            _untar(template_tar, template)
+            templates = RepoTemplates()
+            templates.adopt(fixture_dir, template)
+            node_opts = dataclasses.replace(opts, templates=templates)
             item_dir = scratch / "bundle"
+            item_started = time.perf_counter()
 
             def body() -> None:
                 try:
-                    run_item(local, opts, item_dir, cancel)
+                    run_item(local, node_opts, item_dir, cancel)
                 except BaseException as exc:  # handed to the waiting thread
                     failure.append(exc)
 
@@ -156,7 +170,16 @@ def _run_on_node(work: WorkItem, opts: ItemOptions, fixture_tar: bytes) -> tuple
             if not cancel.is_set() and not failure:
                 import ray
 
-                returned = ray.get_runtime_context().get_node_id(), _tar_dir(item_dir)
+                item_ended = time.perf_counter()
+                data = _tar_dir(item_dir)
+                packed = time.perf_counter()
+                spent = {
+                    "unpack": item_started - task_started,
+                    "item": item_ended - item_started,
+                    "pack": packed - item_ended,
+                    "task": packed - task_started,
+                }
+                returned = ray.get_runtime_context().get_node_id(), data, spent
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     if cancel.is_set():
@@ -230,14 +253,21 @@ class RayExecutor(Executor):
         """The custom resource a node must offer to run ``work`` (default: its agent's name)."""
         return self.settings.ray_resource or work.agent.name
 
-    def _fixture_ref(self, work: WorkItem) -> Any:
-        """The fixture's files, put in the object store once per run."""
+    def _fixture_refs_of(self, work: WorkItem, templates: RepoTemplates | None) -> Any:
+        """The fixture's files and its committed repo (built once on the head), put in the
+        object store once per run."""
         with self._lock:
-            ref = self._fixture_refs.get(work.fixture.path)
-            if ref is None:
-                ref = self._ray.put(_tar_dir(work.fixture.path))
-                self._fixture_refs[work.fixture.path] = ref
-            return ref
+            refs = self._fixture_refs.get(work.fixture.path)
+            if refs is None:
+                own = templates if templates is not None else RepoTemplates()
+                try:
+                    template = _tar_dir(own.repo_for(work.fixture.path))
+                finally:
+                    if templates is None:
+                        own.close()
+                refs = (self._ray.put(_tar_dir(work.fixture.path)), self._ray.put(template))
+                self._fixture_refs[work.fixture.path] = refs
+            return refs
 
     def run_item(
         self,
@@ -249,16 +279,19 @@ class RayExecutor(Executor):
     ) -> ItemResult:
         ray = self._ray
         resource = self.resource(work)
-        # Each node builds the item's repo afresh: the head's template cache is local.
+        # The head's template cache is local: nodes get its repos through the object store.
         remote_opts = dataclasses.replace(opts, templates=None)
         slot.acquire()  # NotStarted if the run stops first: nothing was submitted
         try:
+            submitted = time.perf_counter()
+            fixture_ref, template_ref = self._fixture_refs_of(work, opts.templates)
             ref = self._remote_item.options(resources={resource: 1}).remote(
-                work, remote_opts, self._fixture_ref(work)
+                work, remote_opts, fixture_ref, template_ref
             )
             done = self._wait(ref, cancel, opts.token_prefix)
             try:
-                node, data = ray.get(done)
+                node, data, spent = ray.get(done)
+                round_trip = time.perf_counter() - submitted
             except ray.exceptions.TaskCancelledError:
                 raise ExecutorError(
                     "interrupted: the run was stopped before this item finished"
@@ -271,7 +304,9 @@ class RayExecutor(Executor):
             slot.release()
         if len(data) > MAX_BUNDLE_BYTES:
             raise ExecutorError(f"bundle of {len(data)} bytes, over {MAX_BUNDLE_BYTES}")
-        return _land_bundle(work, data, item_dir, node, opts.prices)
+        # Ray's own share: submission, scheduling, a worker's start, the result's transfer.
+        timing = {k: round(v, 4) for k, v in {**spent, "ray": round_trip - spent["task"]}.items()}
+        return _land_bundle(work, data, item_dir, node, opts.prices, timing)
 
     def _wait(self, ref: Any, cancel: threading.Event, prefix: str) -> Any:
         ray = self._ray
@@ -314,7 +349,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _land_bundle(
-    work: WorkItem, data: bytes, item_dir: Path, node: str, prices: PriceTable | None = None
+    work: WorkItem,
+    data: bytes,
+    item_dir: Path,
+    node: str,
+    prices: PriceTable | None = None,
+    timing: dict[str, float] | None = None,
 ) -> ItemResult:
     """Unpack a returned bundle next to ``item_dir``, score it, then rename it into place.
 
@@ -332,6 +372,8 @@ def _land_bundle(
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
         meta["fixture_path"] = str(work.fixture.path)  # the node's copy was a temp dir
         meta["executor"] = {"name": "ray", "node_id": node}
+        if timing is not None:  # where the item's slot time went outside its phases_s
+            meta["executor"]["timing_s"] = timing
         assessed = assess_bundle(incoming, meta)
         score = assessed.score
         facts = facts_from_meta(meta, assessed, incoming)

@@ -44,6 +44,9 @@ class Phases:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        #: When the item started (Unix time; item.json's ``started_at``), to lay a run's
+        #: items on one time axis.
+        self.started_at = time.time()
         self._mark = time.perf_counter()
 
     def end(self, phase: str) -> None:
@@ -226,6 +229,7 @@ def run_item(
     facts = facts_from_meta(meta, assessed, item_dir)
     phases.end("score")
     meta["phases_s"] = phases.seconds
+    meta["started_at"] = round(phases.started_at, 3)
     write_json_atomic(item_dir / "item.json", meta)
     result = make_result(work, item_dir, score, facts, opts.prices)
     write_json_atomic(item_dir / "result.json", result.to_dict())

@@ -106,6 +106,12 @@ class RepoTemplates:
                 self._built[key] = repo
             return self._built[key]
 
+    def adopt(self, fixture_dir: Path, repo: Path) -> None:
+        """Use ``repo``, a committed template built elsewhere (a Ray node gets the head's),
+        for ``fixture_dir``; it is the caller's to remove, not ``close()``'s."""
+        with self._lock:
+            self._built[fixture_dir.resolve()] = repo
+
     def close(self) -> None:
         with self._lock:
             if self._root is not None:

@@ -58,6 +58,8 @@ class Cluster:
     temp_dir: Path
     port: int
     worker_raylets: list[int] = field(default_factory=list)
+    head_resources: dict[str, int] = field(default_factory=lambda: dict(HEAD_RESOURCES))
+    worker_resources: dict[str, int] = field(default_factory=lambda: dict(WORKER_RESOURCES))
 
     @property
     def address(self) -> str:
@@ -90,13 +92,15 @@ class Cluster:
             "--head",
             f"--port={self.port}",
             "--include-dashboard=false",
-            f"--resources={json.dumps(HEAD_RESOURCES)}",
+            f"--resources={json.dumps(self.head_resources)}",
         )
         self.add_worker()
 
     def add_worker(self) -> None:
         before = self.raylets()
-        self._start(f"--address={self.address}", f"--resources={json.dumps(WORKER_RESOURCES)}")
+        self._start(
+            f"--address={self.address}", f"--resources={json.dumps(self.worker_resources)}"
+        )
         self.worker_raylets = sorted(self.raylets() - before)
 
     def processes(self) -> list[psutil.Process]:
@@ -148,10 +152,15 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def local_cluster():  # type: ignore[no-untyped-def]
-    """A started cluster, stopped on the way out whatever happened."""
+def local_cluster(  # type: ignore[no-untyped-def]
+    head: dict[str, int] | None = None, worker: dict[str, int] | None = None
+):
+    """A started cluster (``head``, ``worker``: the nodes' custom resources, by default
+    the tests' own), stopped on the way out whatever happened."""
     # A short path: Ray's socket paths live under it and Unix sockets allow ~107 bytes.
     cluster = Cluster(Path(tempfile.mkdtemp(prefix="swhray-", dir="/tmp")), _free_port())
+    cluster.head_resources = dict(head or HEAD_RESOURCES)
+    cluster.worker_resources = dict(worker or WORKER_RESOURCES)
     try:
         cluster.start()
         yield cluster

@@ -95,6 +95,11 @@ def test_items_run_on_the_node_with_the_resource(cluster: Cluster, tmp_path: Pat
         assert meta["executor"]["name"] == "ray"
         nodes.add(meta["executor"]["node_id"])
         assert meta["fixture_path"] == TINY  # the head's fixture, not the node's temp copy
+        # Where the task's time went beside the item's phases, one clock per side.
+        timing = meta["executor"]["timing_s"]
+        assert set(timing) == {"unpack", "item", "pack", "task", "ray"}
+        assert all(v >= 0 for v in timing.values()), timing
+        assert timing["task"] >= timing["item"] >= meta["phases_s"]["agent"], timing
         # The bundle is whole and re-scores on the head to the same verdict.
         rescored = subprocess.run(
             [sys.executable, "-m", "harness", "score", str(folder)],

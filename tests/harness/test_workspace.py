@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,13 @@ from harness.agents import parse_agent
 from harness.agents.base import ItemPaths, ItemSpec, Launch
 from harness.agents.env import ITEM_TOKEN_VAR, secret_values
 from harness.agents.prime_agent import PrimeAgentAdapter
-from harness.item.workspace import base_env, build_item_paths, make_workdir, scrubbed_git_env
+from harness.item.workspace import (
+    RepoTemplates,
+    base_env,
+    build_item_paths,
+    make_workdir,
+    scrubbed_git_env,
+)
 from scorers.types import Manifest
 
 MANIFEST = Manifest("fx", "combined-index.md", ())
@@ -65,6 +72,27 @@ def test_repo_holds_fixture_files_without_answer_key(tmp_path: Path) -> None:
     objects = _git(ws.repo, "rev-list", "--all", "--objects")
     assert "fixture.json" not in objects and "task.txt" not in objects
     assert sessions == Path(os.path.realpath(sessions)) and sessions.is_dir()
+
+
+def test_an_adopted_template_is_copied_as_the_items_repo(tmp_path: Path) -> None:
+    """What a Ray node does with the head's committed repo: a template built elsewhere and
+    adopted for the fixture is what the item's repo is copied from (history included), and
+    closing the cache leaves it to its owner."""
+    fixture = _fixture(tmp_path)
+    with RepoTemplates() as head:
+        built = head.repo_for(fixture)
+        shipped = tmp_path / "shipped"
+        shutil.copytree(built, shipped, symlinks=True)
+    (shipped / "only-in-the-shipped-copy").write_text("x", encoding="utf-8")
+    head_commit = _git(shipped, "rev-parse", "HEAD").strip()
+    node = RepoTemplates()
+    node.adopt(fixture, shipped)
+    paths = build_item_paths(make_workdir(base_dir=str(tmp_path)), fixture, node)
+    node.close()
+    assert (paths.repo / "only-in-the-shipped-copy").is_file()  # copied, not built again
+    assert _git(paths.repo, "rev-parse", "HEAD").strip() == head_commit
+    assert _git(paths.repo, "ls-files").split() == ["shards/a.txt"]
+    assert shipped.is_dir()  # the node's own scratch dir removes it, not the cache
 
 
 def test_repo_build_ignores_callers_git_dir(
