@@ -241,12 +241,22 @@ def run_selftest(
     progress: Progress | None = None,
     retries: int = 2,
     retry_backoff_s: float = SELFTEST_RETRY_BACKOFF_S,
+    scripts: Sequence[str] = (),
 ) -> SelftestOutcome:
-    """Run every script on every fixture with each real agent, in one run (the agent a
-    dimension of it when there are several), and compare the verdicts and the bills."""
+    """Run every script (or only ``scripts``) on every fixture with each real agent, in one
+    run (the agent a dimension of it when there are several), and compare the verdicts and
+    the bills."""
+    shared, cases = shared_cases(agents)
+    unknown = [s for s in scripts if s not in shared]
+    if unknown:
+        raise UsageError(
+            f"--script {unknown[0]}: not a script of "
+            + " and ".join(a.label() for a in agents)
+            + f" (scripts: {', '.join(shared)})"
+        )
     for agent in agents:  # rows of "agent could not start" tell nothing a line would not
         require_agent(agent)
-    scripts, cases = shared_cases(agents)
+    scripts = tuple(s for s in shared if s in scripts) if scripts else shared
     models = tuple(f"{server.provider}/{script}" for script in scripts)
     # Each script is a model the server charges for at its own prices; the agent may name it
     # with or without the provider (the table's lookup tries both).

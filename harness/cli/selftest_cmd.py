@@ -42,6 +42,14 @@ from harness.errors import UsageError
     help="Fixture name under fixtures/, a fixture directory, or a set of fixtures/sets.yaml "
     "(smoke, standard, all); repeat to add more.",
 )
+@option(
+    "--script",
+    "scripts",
+    multiple=True,
+    metavar="NAME",
+    help="Run only this scripted behaviour (e.g. honest); repeat for several. Default: every "
+    "script the agents share.",
+)
 @option("--concurrency", default=3, type=int, help="Agents running at once.")
 @runs_dir_option
 @option("--timeout", default=300.0, type=float, help="Seconds before one agent run is stopped.")
@@ -67,6 +75,7 @@ def selftest_cmd(
     agents: tuple[str, ...],
     agent_bins: tuple[str, ...],
     fixtures: tuple[str, ...],
+    scripts: tuple[str, ...],
     concurrency: int,
     runs_dir: Path,
     timeout: float,
@@ -101,6 +110,7 @@ def selftest_cmd(
             server,
             adapters,
             fixtures=fixtures,
+            scripts=scripts,
             concurrency=concurrency,
             runs_dir=runs_dir,
             timeout_s=timeout,

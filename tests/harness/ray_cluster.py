@@ -98,9 +98,7 @@ class Cluster:
 
     def add_worker(self) -> None:
         before = self.raylets()
-        self._start(
-            f"--address={self.address}", f"--resources={json.dumps(self.worker_resources)}"
-        )
+        self._start(f"--address={self.address}", f"--resources={json.dumps(self.worker_resources)}")
         self.worker_raylets = sorted(self.raylets() - before)
 
     def processes(self) -> list[psutil.Process]:

@@ -114,6 +114,18 @@ def test_selftest_without_the_binary_is_one_line(tmp_path: Path) -> None:
     assert nothing_written(tmp_path / "r")
 
 
+def test_selftest_of_an_unknown_script_is_refused_naming_the_scripts(tmp_path: Path) -> None:
+    code, _, err = invoke(
+        "selftest", "--agent", "claude-code", "--agent", "opencode", "--script", "honest",
+        "--script", "over-budget", "--agent-bin", f"claude-code={tmp_path / 'missing'}",
+        "--agent-bin", f"opencode={tmp_path / 'missing'}", "--runs-dir", str(tmp_path / "r"),
+    )  # fmt: skip
+    # Bad usage first (exit 2), before the missing binaries (exit 3): over-budget is a
+    # prime-agent script the two agents do not share.
+    assert code == 2 and "--script over-budget" in err and "honest, no-spawn" in err, err
+    assert nothing_written(tmp_path / "r")
+
+
 @pytest.mark.slow
 def test_several_sim_behaviours_in_one_run(tmp_path: Path) -> None:
     """The model picks the sim's behaviour, so one run compares behaviours like models."""
