@@ -470,3 +470,43 @@ def test_schema_file_is_a_valid_draft_2020_12_schema() -> None:
     schema = json.loads(fx.SCHEMA_PATH.read_text())
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert fx._validator() is not None  # check_schema passed
+
+
+# --- the fast schema check agrees with jsonschema ---------------------------------------
+
+
+def _mutations(data: dict[str, Any]) -> list[Any]:
+    """Manifests broken in one place each, the way the hostile-manifest tests break them."""
+    out: list[Any] = [[], "manifest", None]
+    for key in list(data):
+        dropped = dict(data)
+        del dropped[key]
+        out.append(dropped)
+        for wrong in (None, 7, "x", [], {}, True, -1, 1.5, ""):
+            out.append({**data, key: wrong})
+    out.append({**data, "unexpected": 1})
+    shard = data["shards"][0]
+    for key in list(shard):
+        for wrong in (None, 7, "", [], {}, -1):
+            out.append({**data, "shards": [{**shard, key: wrong}, *data["shards"][1:]]})
+    out.append({**data, "shards": []})
+    return out
+
+
+@pytest.mark.parametrize("name", [p.name for p in sorted(FIXTURES_ROOT.iterdir()) if p.is_dir()])
+def test_the_fast_schema_check_agrees_with_jsonschema(name: str) -> None:
+    """A fixture the fast check (jsonschema-rs) passes is one jsonschema passes, and the
+    reverse, on every committed fixture and on a few hundred one-place breakages of it."""
+    path = FIXTURES_ROOT / name / "fixture.json"
+    if not path.is_file():
+        pytest.skip(f"{name} is not a fixture")
+    data = json.loads(path.read_text())
+    cases = [data, *_mutations(data)]
+    disagree = [
+        case
+        for case in cases
+        if fx._fast_validator().is_valid(case) != (not list(fx._validator().iter_errors(case)))
+    ]
+    assert disagree == []
+    rejected = sum(not fx._fast_validator().is_valid(c) for c in cases)
+    assert rejected >= 40 and fx._fast_validator().is_valid(data)  # both answers occur
