@@ -242,11 +242,13 @@ def _generate(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # starts the generator as a process
 def test_generator_check_passes_on_committed_fixtures() -> None:
     result = _generate("--check")
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow  # starts the generator as a process
 def test_generator_check_catches_drift(tmp_path: Path) -> None:
     assert _generate("--root", str(tmp_path)).returncode == 0
     assert _generate("--root", str(tmp_path), "--check").returncode == 0
