@@ -8,6 +8,7 @@ Every import counts, wherever it is written (module level, a function's lazy imp
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,12 +70,18 @@ def imports(path: Path) -> Iterator[str]:
             yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
-def graph() -> dict[str, set[str]]:
+@functools.cache
+def _graph() -> dict[str, frozenset[str]]:
+    """Parsed once per session: four tests read the same import graph."""
     modules = {module_name(p): p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")}
-    edges: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        edges[name] = {m for m in imports(path) if m in modules and m != name}
-    return edges
+    return {
+        name: frozenset(m for m in imports(path) if m in modules and m != name)
+        for name, path in modules.items()
+    }
+
+
+def graph() -> dict[str, set[str]]:
+    return {name: set(targets) for name, targets in _graph().items()}
 
 
 def layer(module: str) -> int:
