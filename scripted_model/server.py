@@ -20,11 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import scripted_model.messages_api as messages_api
+import scripted_model.responses_api as responses_api
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
+from scripted_model.codex_scripts import CODEX_SCRIPTS
+from scripted_model.codex_scripts import Reply as CodexReply
+from scripted_model.codex_scripts import describe as codex_describe
 from scripted_model.conversation import Conversation
 from scripted_model.faults import FaultPlan, FaultRule, Request, conversation_key
 from scripted_model.opencode_scripts import OPENCODE_SCRIPTS
 from scripted_model.oracle import Oracle
+from scripted_model.responses_api import RESPONSES_PATH
 from scripted_model.scripts import (
     SCRIPTS,
     WRITE_MARKER,
@@ -40,14 +45,17 @@ from scripted_model.scripts import (
 #: The model APIs the server plays, each with the scripts of the client that speaks it
 #: (an agent adapter's ``model_api``): OpenAI chat completions (prime-agent's ``ipython``
 #: tool), Anthropic Messages with Claude Code's tools (``Agent``, ``Read``, ``Write``), and
-#: Anthropic Messages with opencode's (``task``, ``read``, ``write``).
+#: Anthropic Messages with opencode's (``task``, ``read``, ``write``), and OpenAI Responses
+#: with Codex's (``spawn_agent``, ``wait_agent``, ``exec_command``).
 OPENCODE_MESSAGES_API = "anthropic-messages:opencode"
 CLAUDE_MESSAGES_API = "anthropic-messages"
 COMPLETIONS_API = "openai-completions"
+CODEX_RESPONSES_API = "openai-responses:codex"
 SCRIPTS_BY_API: dict[str, dict[str, Any]] = {
     COMPLETIONS_API: dict(SCRIPTS),
     CLAUDE_MESSAGES_API: dict(CLAUDE_SCRIPTS),
     OPENCODE_MESSAGES_API: dict(OPENCODE_SCRIPTS),
+    CODEX_RESPONSES_API: dict(CODEX_SCRIPTS),
 }
 #: The APIs answered on ``/v1/messages``, and their scripts.
 MESSAGES_SCRIPTS: dict[str, messages_api.MessagesScripts] = {
@@ -155,6 +163,7 @@ class ScriptedModelServer:
         self.request_log = request_log
         self.scripts = dict(scripts or SCRIPTS)
         self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)
+        self.codex_scripts = dict(CODEX_SCRIPTS)
         self.model_api = model_api
         self._lock = threading.Lock()
         #: (API, model, fixture) -> requests answered.
@@ -165,6 +174,9 @@ class ScriptedModelServer:
         #: parent's spawn cell for those shards was served (what ``early-exit`` waits on).
         self._child_seen: dict[tuple[str, str], float] = {}
         self._spawned: dict[tuple[str, frozenset[str]], float] = {}
+        #: (model, shard path) -> requests its child thread made since its spawn (Codex's
+        #: ``no-wait`` ends the parent's turn only once each child recorded a response).
+        self._child_requests: Counter[tuple[str, str]] = Counter()
         self.faults = faults or FaultPlan()
         #: (API, model, caller, fixture, kind) -> requests failed by the fault plan (and by a
         #: script's own refusals, kind ``scripted``).
@@ -334,6 +346,31 @@ class ScriptedModelServer:
                 return False
             time.sleep(CHILDREN_POLL_S)
 
+    def count_child_request(self, model: str, conv_files: list[str], spawned: list[str]) -> None:
+        """Count a child thread's request about its shard (``conv_files``); forget the
+        counts of shards whose children a parent's answer (re)spawns (``spawned``)."""
+        with self._lock:
+            for path in spawned:
+                self._child_requests.pop((model, path), None)
+            for path in conv_files:
+                self._child_requests[(model, path)] += 1
+
+    def sleep(self, seconds: float) -> None:
+        """Hold an answer for ``seconds`` (less when the server stops)."""
+        self._stopping.wait(seconds)
+
+    def wait_for_child_requests(self, model: str, paths: tuple[str, ...], count: int) -> bool:
+        """Block until the child about each of ``paths`` has made ``count`` requests since
+        its spawn (at most :data:`CHILDREN_WAIT_S`); whether they all did."""
+        deadline = time.monotonic() + CHILDREN_WAIT_S
+        while True:
+            with self._lock:
+                if all(self._child_requests[(model, p)] >= count for p in paths):
+                    return True
+            if time.monotonic() >= deadline or self.stopping:
+                return False
+            time.sleep(CHILDREN_POLL_S)
+
     def record_request(
         self,
         model: str,
@@ -471,11 +508,14 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             # is taken for the next request's line (a 414 to the client's next call; seen with
             # Claude Code under load, a subagent's request failing "API Error: 414").
             raw = self.rfile.read(length)
-            if route not in (COMPLETIONS_PATH, messages_api.MESSAGES_PATH):
+            if route not in (COMPLETIONS_PATH, messages_api.MESSAGES_PATH, RESPONSES_PATH):
                 self._error(404, f"no route {self.path}", "not_found")
                 return
             if route == messages_api.MESSAGES_PATH:
                 self._messages(raw)
+                return
+            if route == RESPONSES_PATH:
+                self._responses(raw)
                 return
             try:
                 body = json.loads(raw)
@@ -659,6 +699,61 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("connection", "close")
             self.end_headers()
             for event in messages_api.sse_events(model, action, len(raw), cached):
+                self.wfile.write(event)
+            self.wfile.flush()
+            self.close_connection = True
+
+        def _responses(self, raw: bytes) -> None:
+            api = CODEX_RESPONSES_API
+            try:
+                body = json.loads(raw)
+                model, conv, action = responses_api.plan_answer(
+                    body, server.codex_scripts, server.oracle
+                )
+            except ValueError:
+                self._error(400, "request body is not JSON", "invalid_request_error")
+                return
+            except responses_api.ResponsesError as error:
+                self._json(error.status, error.body())
+                return
+            caller = responses_api.caller_of(conv)
+            files = conv.shard_files()
+            fault = server.fault_for(
+                api, model, caller, conv.task_text, conv.cwd, responses_api.phase_of(action), files
+            )
+            if fault is not None:
+                self._fail(fault, responses_api.partial_events(model))
+                return
+            server.record_request(model, files, body, codex_describe(action), api)
+            server.count_child_request(
+                model, files if caller == "child" else [], responses_api.spawned_paths(action)
+            )
+            if isinstance(action, CodexReply) and action.wait_for_children:
+                # A child's second request comes only after its first response was recorded.
+                server.wait_for_child_requests(model, action.wait_for_children, 2)
+            if isinstance(action, ModelFailure):
+                server.count_failure(api, model, caller, files)
+                failure = responses_api.error_json(action.status, action.message)
+                self._json(failure.status, failure.body())
+                return
+            items = responses_api.output_items(action)
+            usage = responses_api.usage_for(items, len(raw))
+            cached = usage["input_tokens_details"]["cached_tokens"]
+            server.bill(
+                model,
+                caller,
+                files,
+                Bill(usage["input_tokens"] - cached, usage["output_tokens"], cached, requests=1),
+                api,
+            )
+            if action.delay_s:  # billed as a provider would, whether or not the client waits
+                server.sleep(action.delay_s)
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for event in responses_api.sse_events(model, items, usage):
                 self.wfile.write(event)
             self.wfile.flush()
             self.close_connection = True

@@ -45,6 +45,12 @@ REGISTRY: dict[str, AgentEntry] = {
         "the opencode client, headless (`agents install opencode` gets the pinned one); "
         "its provider is the Anthropic Messages API at ANTHROPIC_BASE_URL",
     ),
+    "codex": AgentEntry(
+        "harness.agents.codex:CodexAdapter",
+        "OpenAI's Codex CLI, headless (`agents install codex` gets the pinned one); its "
+        "provider is the Responses API at OPENAI_BASE_URL; codex:v2 for the second "
+        "multi-agent protocol",
+    ),
     "sim": AgentEntry(
         "harness.agents.sim:SimAdapter",
         "the built-in simulated prime-agent, no model needed; sim:BEHAVIOURS (honest, "

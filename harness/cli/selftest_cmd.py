@@ -29,9 +29,9 @@ from harness.errors import UsageError
     "agent_bins",
     multiple=True,
     metavar="[AGENT=]PATH",
-    help="Path or name of the agent's binary (default: $PRIME_AGENT_BIN for prime-agent, "
-    "$CLAUDE_CODE_BIN for claude-code, $OPENCODE_BIN for opencode, else the agent's own "
-    "name on PATH); with several --agent, AGENT=PATH for each.",
+    help="Path or name of the agent's binary (default: the agent's own variable, as the "
+    "README's agents table names it, e.g. $CODEX_BIN for codex, else the agent's own name "
+    "on PATH); with several --agent, AGENT=PATH for each.",
 )
 @option(
     "--fixture",
@@ -84,11 +84,11 @@ def selftest_cmd(
 ) -> None:
     """Run every scripted behaviour through the real agent and check the harness's verdicts.
 
-    Starts a scripted model server on a free loopback port (OpenAI-compatible for
-    prime-agent, Anthropic Messages for claude-code and opencode; no credentials, no model
-    cost), runs
-    each script as one model through the normal run path and prints: script, expected
-    verdict, actual verdict, ok. Exits 0 iff every row holds.
+    Starts a scripted model server on a free loopback port (OpenAI chat completions for
+    prime-agent, Anthropic Messages for claude-code and opencode, OpenAI Responses for
+    codex; no credentials, no model cost), runs each script as one model through the normal
+    run path and prints: script, expected verdict, actual verdict, ok. Exits 0 iff every
+    row holds.
     """
     from harness.agents import agent_binaries, parse_agent
     from harness.report.progress import Progress

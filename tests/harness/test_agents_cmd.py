@@ -57,8 +57,8 @@ def test_install_refuses_what_it_cannot_install(name: str) -> None:
 
 
 def test_install_refuses_an_unknown_agent() -> None:
-    code, _, err = invoke("agents", "install", "codex")
-    assert code == 2 and "unknown agent 'codex'" in err
+    code, _, err = invoke("agents", "install", "gemini-cli")
+    assert code == 2 and "unknown agent 'gemini-cli'" in err
 
 
 @pytest.mark.real_agent
