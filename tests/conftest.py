@@ -140,3 +140,12 @@ def claude_code_bin() -> Path:
 def opencode_bin() -> Path:
     """The real opencode client, with its ripgrep (see :func:`_pinned_client`)."""
     return _pinned_client("OPENCODE_BIN", "opencode", "harness.agents.opencode.install")
+
+
+# ------------------------------------------------------------------ the real Codex
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The real Codex client's native executable (see :func:`_pinned_client`)."""
+    return _pinned_client("CODEX_BIN", "Codex", "harness.agents.codex.install")

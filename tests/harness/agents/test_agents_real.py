@@ -1,8 +1,9 @@
-"""Several real agents in one run, against one scripted model server: Claude Code and
-opencode (and the simulated agent) on the same fixture and model, side by side in one
-report. Pins the verdicts, tokens and cost against what the server billed each client,
-that nothing lands in the caller's HOME or TMPDIR and that nothing is left running; and
-``selftest`` with both agents in one run.
+"""Several real agents in one run, against one scripted model server: Claude Code, opencode
+and Codex (and the simulated agent: four agents) on the same fixture and model, side by
+side in one report, the server playing each by its route and User-Agent. Pins the verdicts,
+tokens and cost against what the server billed each client, that nothing lands in the
+caller's HOME or TMPDIR and that nothing is left running; and ``selftest`` with the three
+real agents in one run.
 """
 
 from __future__ import annotations
@@ -17,16 +18,36 @@ from realkit import REPO, TINY, processes_of_run, tree
 
 from harness.model.report import load_report
 from scripted_model import Oracle, ScriptedModelServer
-from scripted_model.server import CLAUDE_MESSAGES_API, OPENCODE_MESSAGES_API, PRICES_PER_MTOK
+from scripted_model.server import (
+    CLAUDE_MESSAGES_API,
+    CODEX_RESPONSES_API,
+    OPENCODE_MESSAGES_API,
+    PRICES_PER_MTOK,
+)
 
 pytestmark = pytest.mark.real_agent
 
-#: Six agent runs of a few seconds each, three at a time; the margin covers a loaded machine.
+#: Eight agent runs of a few seconds each, three at a time; the margin covers a loaded
+#: machine.
 RUN_TIMEOUT_S = 400
 #: The smallest fixture every script exercises (see test_selftest_real.py).
 FIXTURE = TINY
-#: Each agent's model API, as the server keeps its bills.
-APIS = {"claude-code": CLAUDE_MESSAGES_API, "opencode": OPENCODE_MESSAGES_API}
+#: Each real agent's model API, as the server keeps its bills (in --agent order).
+APIS = {
+    "claude-code": CLAUDE_MESSAGES_API,
+    "opencode": OPENCODE_MESSAGES_API,
+    "codex": CODEX_RESPONSES_API,
+}
+
+
+def _endpoints(base_url: str) -> dict[str, str]:
+    """Every client pointed at the one server, the way users point them at theirs."""
+    return {
+        "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1"),
+        "ANTHROPIC_API_KEY": "scripted-no-key",
+        "OPENAI_BASE_URL": base_url,
+        "OPENAI_API_KEY": "scripted-no-key",
+    }
 
 
 def _fresh(base: Path) -> tuple[Path, Path, Path]:
@@ -38,7 +59,10 @@ def _fresh(base: Path) -> tuple[Path, Path, Path]:
 
 @pytest.fixture(scope="module")
 def side_by_side(
-    claude_code_bin: Path, opencode_bin: Path, tmp_path_factory: pytest.TempPathFactory
+    claude_code_bin: Path,
+    opencode_bin: Path,
+    codex_bin: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict:
     base = tmp_path_factory.mktemp("agents-side-by-side")
     home, tmp, runs = _fresh(base)
@@ -48,19 +72,14 @@ def side_by_side(
     with ScriptedModelServer(Oracle.from_fixture_dirs([FIXTURE])) as server:
         done = subprocess.run(
             [sys.executable, "-m", "harness", "run",
-             "--agent", "claude-code", "--agent", "opencode", "--agent", "sim",
-             "--agent-bin", f"claude-code={claude_code_bin}",
-             "--agent-bin", f"opencode={opencode_bin}",
+             "--agent", "claude-code", "--agent", "opencode", "--agent", "codex",
+             "--agent", "sim", "--agent-bin", f"claude-code={claude_code_bin}",
+             "--agent-bin", f"opencode={opencode_bin}", "--agent-bin", f"codex={codex_bin}",
              "--model", "scripted/honest", "--fixture", str(FIXTURE), "--trials", "2",
              "--concurrency", "3", "--prices", str(prices), "--runs-dir", str(runs)],
             cwd=REPO,
-            env={
-                **os.environ,
-                "HOME": str(home),
-                "TMPDIR": str(tmp),
-                "ANTHROPIC_BASE_URL": server.base_url.removesuffix("/v1"),
-                "ANTHROPIC_API_KEY": "scripted-no-key",
-            },
+            env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp),
+                 **_endpoints(server.base_url)},
             capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
         )  # fmt: skip
         bills = {agent: server.billed("honest", api=api) for agent, api in APIS.items()}
@@ -82,22 +101,24 @@ def test_one_report_puts_the_agents_side_by_side(side_by_side: dict) -> None:
     assert [(a.agent, a.models) for a in report.options.agents] == [
         ("claude-code", ("scripted/honest",)),
         ("opencode", ("scripted/honest",)),
+        ("codex", ("scripted/honest",)),
         ("sim", ("sim/honest",)),
     ]
-    assert all(a.version for a in report.options.agents[:2])  # what each binary said
+    assert all(a.version for a in report.options.agents[:3])  # what each binary said
     assert sorted((i.agent, i.model, i.status) for i in report.items) == sorted(
         [(a, "scripted/honest", "resolved") for a in APIS for _ in range(2)]
         + [("sim", "sim/honest", "resolved")] * 2
     )
     side = report.agents
-    assert side is not None and side.agents == ("claude-code", "opencode", "sim")
+    assert side is not None and side.agents == ("claude-code", "opencode", "codex", "sim")
     assert [(s.agent, s.n, s.resolved) for s in side.standings] == [
-        ("claude-code", 2, 2), ("opencode", 2, 2), ("sim", 2, 2),
+        ("claude-code", 2, 2), ("opencode", 2, 2), ("codex", 2, 2), ("sim", 2, 2),
     ]  # fmt: skip
-    assert [v.agent for v in side.versus] == ["opencode", "sim"]
+    assert [v.agent for v in side.versus] == ["opencode", "codex", "sim"]
     # The real agents ran the same model: compared fixture by fixture on it.
-    (cell,) = side.versus[0].comparison.fixtures
-    assert (cell.fixture, cell.model, cell.delta) == ("tiny", "scripted/honest", 0.0)
+    for versus in side.versus[:2]:
+        (cell,) = versus.comparison.fixtures
+        assert (cell.fixture, cell.model, cell.delta) == ("tiny", "scripted/honest", 0.0)
     assert "agents side by side (reference claude-code):" in done.stdout
 
 
@@ -122,14 +143,16 @@ def test_nothing_lands_in_home_or_tmpdir_and_nothing_is_left_running(side_by_sid
     assert side_by_side["leftovers"] == []
 
 
-def test_selftest_checks_both_agents_in_one_run(
-    claude_code_bin: Path, opencode_bin: Path, tmp_path: Path
+def test_selftest_checks_the_three_real_agents_in_one_run(
+    claude_code_bin: Path, opencode_bin: Path, codex_bin: Path, tmp_path: Path
 ) -> None:
     home, tmp, runs = _fresh(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "harness", "selftest", "--agent", "claude-code",
-         "--agent", "opencode", "--agent-bin", f"claude-code={claude_code_bin}",
-         "--agent-bin", f"opencode={opencode_bin}", "--fixture", str(FIXTURE),
+         "--agent", "opencode", "--agent", "codex",
+         "--agent-bin", f"claude-code={claude_code_bin}",
+         "--agent-bin", f"opencode={opencode_bin}", "--agent-bin", f"codex={codex_bin}",
+         "--fixture", str(FIXTURE),
          "--script", "honest", "--script", "no-spawn", "--concurrency", "3",
          "--runs-dir", str(runs)],
         cwd=REPO, env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp)},
@@ -137,7 +160,7 @@ def test_selftest_checks_both_agents_in_one_run(
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     # Two scripts, one passing, one failing: every script's verdict per agent is the
-    # per-agent selftest's (test_selftest_real); this checks both agents in one run.
+    # per-agent selftest's (test_selftest_real); this checks the agents in one run.
     shared = {"honest", "no-spawn"}
     rows = [line.split() for line in done.stdout.splitlines() if " tiny " in line]
     assert sorted((r[0], r[2]) for r in rows) == sorted(
@@ -146,6 +169,6 @@ def test_selftest_checks_both_agents_in_one_run(
     assert all(r[-1] == "ok" for r in rows), done.stdout
     (run,) = [d for d in runs.iterdir() if d.is_dir()]
     report = load_report(run)
-    assert report.agents is not None and report.agents.agents == ("claude-code", "opencode")
+    assert report.agents is not None and report.agents.agents == tuple(APIS)
     assert tree(home) == [] and tree(tmp) == []
     assert processes_of_run(run.name) == []

@@ -1,4 +1,4 @@
-"""The real Claude Code and opencode clients through ``run`` while the scripted server fails
+"""The real Claude Code, opencode and Codex clients through ``run`` while the scripted server fails
 requests as a provider would: a transient 529 on every subagent's first request, the
 parent failing once after its children reported, everything failing, and the binary
 removed mid-run. Pins the verdicts, the faults counted against those served, the attempts,
@@ -21,23 +21,47 @@ from realkit import REPO, TINY, processes_of_run, tree
 from harness.model.report import RunReport, load_report
 from scripted_model import Oracle, ScriptedModelServer
 from scripted_model.faults import parse_faults
-from scripted_model.server import CLAUDE_MESSAGES_API, OPENCODE_MESSAGES_API
+from scripted_model.server import (
+    CLAUDE_MESSAGES_API,
+    CODEX_RESPONSES_API,
+    OPENCODE_MESSAGES_API,
+)
 
 pytestmark = pytest.mark.real_agent
 
 #: A few scripted runs of seconds each; the margin covers a loaded 2-core machine.
 RUN_TIMEOUT_S = 400
-APIS = {"claude-code": CLAUDE_MESSAGES_API, "opencode": OPENCODE_MESSAGES_API}
+APIS = {
+    "claude-code": CLAUDE_MESSAGES_API,
+    "opencode": OPENCODE_MESSAGES_API,
+    "codex": CODEX_RESPONSES_API,
+}
+BINARIES = {"claude-code": "claude_code_bin", "opencode": "opencode_bin", "codex": "codex_bin"}
 #: The parent's request that would write the index, failed once (Claude Code does not retry
-#: a 500 marked x-should-retry: false) or six times (opencode retries five times whatever
-#: the header says; retry-after=0 makes its retries immediate).
+#: a 500 marked x-should-retry: false; Codex 0.171.0 gives up on a 429 at once) or six
+#: times (opencode retries five times whatever the header says; retry-after=0 makes its
+#: retries immediate).
 PARENT_ONCE = {
     "claude-code": "server_error,scope=parent,phase=write,times=1,fail-fast",
     "opencode": "overloaded,scope=parent,phase=write,times=6,retry-after=0",
+    "codex": "rate_limited,scope=parent,phase=write,times=1",
 }
-#: Every request fails; Claude Code is told to retry none (its own setting, --agent-env).
+#: Every request fails; Claude Code is told to retry none (its own setting, --agent-env);
+#: Codex retries a 529 thirty times (4 request and 5 stream retries, config keys only) and
+#: a 429 never.
 DOWN = {"claude-code": ("overloaded", ("--agent-env", "CLAUDE_CODE_MAX_RETRIES=0")),
-        "opencode": ("overloaded,retry-after=0", ())}  # fmt: skip
+        "opencode": ("overloaded,retry-after=0", ()),
+        "codex": ("rate_limited", ())}  # fmt: skip
+
+
+def endpoint_env(agent: str, base_url: str) -> dict[str, str]:
+    """Where the agent finds the scripted server, the way users point it at theirs."""
+    if agent == "codex":
+        return {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-no-key"}
+    return {
+        "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1"),
+        "ANTHROPIC_API_KEY": "scripted-no-key",
+    }
 
 
 def run_with_faults(
@@ -57,8 +81,7 @@ def run_with_faults(
              "--retry-backoff", "0.5", "--runs-dir", str(runs), *args],
             cwd=REPO,
             env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp),
-                 "ANTHROPIC_BASE_URL": server.base_url.removesuffix("/v1"),
-                 "ANTHROPIC_API_KEY": "scripted-no-key"},
+                 **endpoint_env(agent, server.base_url)},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         if callable(watch):
@@ -98,8 +121,7 @@ def _counted(report: RunReport) -> int:
 @pytest.fixture(params=sorted(APIS))
 def client(request: pytest.FixtureRequest) -> tuple[str, Path]:
     name = request.param
-    fixture = "claude_code_bin" if name == "claude-code" else "opencode_bin"
-    return name, request.getfixturevalue(fixture)
+    return name, request.getfixturevalue(BINARIES[name])
 
 
 def test_a_529_on_every_subagents_first_request_is_got_past(

@@ -31,6 +31,9 @@ BINARIES = {
     "prime-agent": "prime_agent_bin",
     "claude-code": "claude_code_bin",
     "opencode": "opencode_bin",
+    "codex": "codex_bin",
+    # Codex's second multi-agent protocol: the same scripts through other tools and records.
+    "codex:v2": "codex_bin",
 }
 
 
@@ -53,7 +56,7 @@ def selftest_run(
     agent = request.param
     if agent not in selftests:
         binary = request.getfixturevalue(BINARIES[agent])
-        base = tmp_path_factory.mktemp(f"selftest-{agent}")
+        base = tmp_path_factory.mktemp(f"selftest-{agent.replace(':', '-')}")
         run = selftest_in_fresh_home(base, agent, binary, SELFTEST_TIMEOUT_S)
         selftests[agent] = {**run, "agent": agent}
     return selftests[agent]
