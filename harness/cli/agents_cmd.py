@@ -36,7 +36,10 @@ def list_cmd(as_json: bool) -> None:
         agent = parse_agent(name, binary or None)
         found = check_agent(agent)
         ready = agent.simulated or (found.check is not None and found.check.ok)
-        reported = (found.version or "").split(" ")[0]
+        # "2.1.332 (Claude Code)", "codex-cli 0.171.0": the first word that is a version.
+        reported = next(
+            (w for w in (found.version or "").split() if w[:1].isdigit() and "." in w), ""
+        )
         rows.append(
             {
                 "name": name,

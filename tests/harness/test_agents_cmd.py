@@ -78,3 +78,19 @@ def test_install_claude_code_then_list_it(tmp_path: Path) -> None:
     code, listed, _ = invoke("agents", "list", "--json", env={"CLAUDE_CODE_BIN": str(path)})
     row = next(r for r in json.loads(listed) if r["name"] == "claude-code")
     assert row["ready"] and row["tested_version"] is True and row["version"].startswith(pinned)
+
+
+@pytest.mark.real_agent
+def test_list_reports_the_installed_codex_and_its_version(codex_bin: Path) -> None:
+    """The native executable ``agents install codex`` puts in place (installed by the
+    session's fixture the same way, or given by $CODEX_BIN) answers --version offline;
+    a second install into the same place reuses it."""
+    pinned = adapter_class("codex").pinned_version
+    code, listed, _ = invoke("agents", "list", "--json", env={"CODEX_BIN": str(codex_bin)})
+    assert code == 0
+    row = next(r for r in json.loads(listed) if r["name"] == "codex")
+    assert row["ready"] and row["tested_version"] is True and row["version"].endswith(pinned)
+    if codex_bin.parts[-8:-6] == ("node_modules", "@openai"):  # an install's layout
+        target = Path(*codex_bin.parts[:-8])
+        code, again, err = invoke("agents", "install", "codex", "--dir", str(target))
+        assert code == 0 and Path(again.strip()) == codex_bin and "already installed" in err
