@@ -24,6 +24,8 @@ _STATUS: Final = re.compile(r"\bhttp\.response\.status_code=(?P<status>\d{3})\b"
 _MESSAGE: Final = re.compile(
     r'\berror\.message=(?:"(?P<quoted>[^"]*)"|(?P<bare>.*?))(?= [\w.]+=|$)'
 )
+#: How Codex sums up a broken answer stream after logging the transport's error.
+STREAM_SUMMARY: Final = "stream disconnected before completion: "
 _THREAD: Final = re.compile(r"\bconversation\.id=(?P<thread>[0-9A-Za-z-]+)")
 _ATTEMPT: Final = re.compile(r"\battempt=(?P<attempt>\d+)")
 _AT: Final = re.compile(r"\A(?P<at>\d{4}-\d\d-\d\dT[\d:.]+Z)")
@@ -86,13 +88,26 @@ def parse_line(line: str) -> LoggedFailure | None:
 
 
 def parse_log(stream: IO[bytes]) -> tuple[LoggedFailure, ...]:
-    """Every failed request the log records, in order; never raises on any input bytes."""
-    found = []
+    """Every failed request the log records, in order; never raises on any input bytes.
+
+    A broken answer stream is logged twice: the transport's error, then Codex's summary of
+    the same break (``stream disconnected before completion: <that error>``); the summary
+    of a break already counted is not a second failure.
+    """
+    found: list[LoggedFailure] = []
+    last: dict[str, LoggedFailure] = {}
     for line in iter_text_lines(stream):
-        if line is not None and "codex." in line:
-            failure = parse_line(line)
-            if failure is not None:
-                found.append(failure)
+        if line is None or "codex." not in line:
+            continue
+        failure = parse_line(line)
+        if failure is None:
+            continue
+        before = last.get(failure.thread)
+        summary = failure.message.removeprefix(STREAM_SUMMARY)
+        if summary != failure.message and before is not None and before.message == summary:
+            continue
+        last[failure.thread] = failure
+        found.append(failure)
     return tuple(found)
 
 

@@ -77,3 +77,17 @@ def test_the_log_lists_failures_in_order_and_survives_any_bytes() -> None:
     found = parse_log(io.BytesIO(garbage))
     assert [f.status for f in found] == [429, 429]
     assert parse_log(io.BytesIO(b"")) == ()
+
+
+def test_a_broken_stream_logged_twice_is_one_failure() -> None:
+    words = "Transport error: network error: error decoding response body"
+    raw = f'event.name="codex.sse_event" event.kind=unknown error.message={words}'
+    summary = (
+        'event.name="codex.sse_event" event.kind=response.completed '
+        f"error.message=stream disconnected before completion: {words}"
+    )
+    pair = HEAD + raw + TAIL + "\n" + HEAD + summary + TAIL + "\n"
+    assert [f.kind for f in parse_log(io.BytesIO(pair.encode()))] == ["stream_cut"]
+    # Two breaks are two failures; a summary logged alone still counts.
+    assert len(parse_log(io.BytesIO((pair * 2).encode()))) == 2
+    assert len(parse_log(io.BytesIO((HEAD + summary + TAIL).encode()))) == 1
