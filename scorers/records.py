@@ -272,3 +272,27 @@ class RunEvidence:
             for e in self.ledger.events
             if type(e) is SpawnEvent and e.depth == 1 and e.parent in parents
         )
+
+
+def rootless_evidence(
+    hint: str | None,
+    broken: int,
+    stream: StreamParse | None,
+    answers: ArtifactParse | None,
+) -> RunEvidence:
+    """The evidence of a run whose record holds no readable parent: its stream and its
+    answers only. ``broken`` counts the record's unreadable parts: when there are any, the
+    record was there but damaged (a defect, counted as a parent session's malformed lines,
+    under the stream's id ``hint``), not absent."""
+    session = None
+    if broken:
+        session = SessionParse(hint, ReceiptIndex(), NO_TOKENS, UsageTally(), broken)
+    return RunEvidence(
+        parent_paths=(hint,) if hint and session is not None else (),
+        ledger=LedgerParse(events=()),
+        session=session,
+        stream=stream,
+        answers=answers,
+        child_sessions=(),
+        child_session_dirs=0,
+    )

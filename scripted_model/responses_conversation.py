@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from scripted_model.conversation import CHILD_JOB_RE, SHARD_LINE_RE, ShardJob
-from scripted_model.messages_conversation import ANSWER_RE
 
 #: User messages Codex writes itself; none of them is the task.
 CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<skills_instructions>")
@@ -193,18 +192,6 @@ class ResponsesConversation:
             if m.kind == "FINAL_ANSWER"
         ]
         return found
-
-    def received_texts(self) -> list[str]:
-        finals = [m.payload for m in self.agent_messages if m.kind == "FINAL_ANSWER"]
-        return [o.text for o in self.outputs] + list(self.user_texts[1:]) + finals
-
-    def answers(self) -> dict[str, str]:
-        """Shard file -> answer, from every ``ANSWER::`` line received (last one wins)."""
-        out: dict[str, str] = {}
-        for text in self.received_texts():
-            for m in ANSWER_RE.finditer(text):
-                out[m["file"]] = m["value"]
-        return out
 
 
 def _arguments(raw: Any) -> Mapping[str, Any]:

@@ -27,6 +27,15 @@ def cache_dir(name: str) -> Path:
     return Path(cache) / "swarm-harness" / name
 
 
+def require_npm(label: str) -> None:
+    """AgentLaunchError (exit 3) naming how to get npm, when there is none to install
+    ``label`` with."""
+    if shutil.which("npm") is None:
+        raise AgentLaunchError(
+            f"npm is required to install {label} (apt-get install npm, or nodejs.org)"
+        )
+
+
 def run(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> str:
     """``argv``'s stdout; AgentLaunchError naming it and the tail of its output when it
     cannot start, times out or fails. Its stdin is /dev/null."""

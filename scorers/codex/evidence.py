@@ -59,6 +59,7 @@ from scorers.records import (
     SessionParse,
     SpawnEvent,
     UsageTally,
+    rootless_evidence,
 )
 from scorers.types import Opener
 
@@ -218,18 +219,8 @@ def codex_evidence(inputs: CodexInputs) -> RunEvidence:
     root = _root(threads, hint)
     broken = sum(t.malformed for t in threads if not t.id)
     if root is None or root.id is None:
-        session = None
-        if broken:  # rollouts are there but none reads as the root: a defect, not absence
-            session = SessionParse(hint, ReceiptIndex(), NO_TOKENS, UsageTally(), broken)
-        return RunEvidence(
-            parent_paths=(hint,) if hint and session is not None else (),
-            ledger=LedgerParse(events=()),
-            session=session,
-            stream=stream,
-            answers=answers,
-            child_sessions=(),
-            child_session_dirs=0,
-        )
+        # Rollouts are there but none reads as the root: a defect, not absence.
+        return rootless_evidence(hint, broken, stream, answers)
     paths = _tree(threads, root)
     below = sorted(
         (t for t in threads if t.id in paths and t.id != root.id),

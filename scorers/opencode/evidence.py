@@ -54,6 +54,7 @@ from scorers.records import (
     SessionParse,
     SpawnEvent,
     UsageTally,
+    rootless_evidence,
 )
 from scorers.types import Opener
 
@@ -245,19 +246,9 @@ def opencode_evidence(inputs: OpencodeInputs) -> RunEvidence:
     tree = _with_log(tree, _read(inputs.log, parse_log) or ())
     root = tree.root
     if store is None or root is None:
+        # The database is there but holds no readable root: a defect, not absence.
         broken = store.defects + sum(store.malformed.values()) if store is not None else 0
-        session = None
-        if broken:  # the database is there but holds no readable root: a defect, not absence
-            session = SessionParse(hint, ReceiptIndex(), NO_TOKENS, UsageTally(), broken)
-        return RunEvidence(
-            parent_paths=(hint,) if hint and session is not None else (),
-            ledger=LedgerParse(events=()),
-            session=session,
-            stream=stream,
-            answers=answers,
-            child_sessions=(),
-            child_session_dirs=0,
-        )
+        return rootless_evidence(hint, broken, stream, answers)
     if stream is not None:  # the database counts the parent; stdout is not a second source
         stream = dataclasses.replace(stream, usage=UsageTally())
     return RunEvidence(

@@ -12,13 +12,12 @@ throw-away HOME, so checking it writes nothing into the user's.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from harness.agents.claude_code.launch import CLAUDE_CODE_VERSION
-from harness.agents.npm import cache_dir, ensure_node, run
+from harness.agents.npm import cache_dir, ensure_node, require_npm, run
 from harness.errors import AgentLaunchError
 
 PACKAGE = "@anthropic-ai/claude-code"
@@ -60,10 +59,7 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
     if installed_version(cli) == CLAUDE_CODE_VERSION:
         log(f"claude {CLAUDE_CODE_VERSION} already installed in {target}")
         return cli
-    if shutil.which("npm") is None:
-        raise AgentLaunchError(
-            "npm is required to install Claude Code (apt-get install npm, or nodejs.org)"
-        )
+    require_npm("Claude Code")
     target.mkdir(parents=True, exist_ok=True)
     node = ensure_node(target, MIN_NODE_MAJOR, log)
     env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}

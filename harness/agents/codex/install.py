@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.agents.codex.launch import CODEX_VERSION
-from harness.agents.npm import cache_dir, run
+from harness.agents.npm import cache_dir, require_npm, run
 from harness.errors import AgentLaunchError
 
 PACKAGE = "@openai/codex"
@@ -93,10 +93,7 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
     if installed_version(cli) == CODEX_VERSION:
         log(f"codex {CODEX_VERSION} already installed in {target}")
         return cli
-    if shutil.which("npm") is None:
-        raise AgentLaunchError(
-            "npm is required to install codex (apt-get install npm, or nodejs.org)"
-        )
+    require_npm("codex")
     target.mkdir(parents=True, exist_ok=True)
     sandbox = Path(tempfile.mkdtemp(prefix=".sandbox.", dir=target))
     try:

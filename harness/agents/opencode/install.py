@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.agents.npm import cache_dir, ensure_node, run
+from harness.agents.npm import cache_dir, ensure_node, require_npm, run
 from harness.agents.opencode.launch import OPENCODE_QUIET, OPENCODE_VERSION, STATE_DIRS
 from harness.errors import AgentLaunchError
 
@@ -128,10 +128,7 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
         return cli
     target.mkdir(parents=True, exist_ok=True)
     if not pinned:
-        if shutil.which("npm") is None:
-            raise AgentLaunchError(
-                "npm is required to install opencode (apt-get install npm, or nodejs.org)"
-            )
+        require_npm("opencode")
         sandbox = Path(tempfile.mkdtemp(prefix=".sandbox.", dir=target))
         try:
             node = ensure_node(target, MIN_NODE_MAJOR, log, _sandboxed(sandbox), sandbox / "pack")
