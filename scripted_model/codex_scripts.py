@@ -43,9 +43,10 @@ MAX_LIVE = 6
 MAX_RUNNING_V2 = 3
 #: How long one ``wait_agent`` may block (Codex accepts 10 s to 1 h).
 WAIT_MS = 60_000
-#: How long a ``no-wait`` child holds its final answer: far longer than the parent takes
-#: to end its turn, so Codex always aborts these children before they finish.
-NO_WAIT_CHILD_DELAY_S = 10.0
+#: How long a ``no-wait`` child holds its final answer: far longer than the parent takes to
+#: end its turn (seconds at most, on a loaded machine), so Codex always aborts these
+#: children before they finish.
+NO_WAIT_CHILD_DELAY_S = 30.0
 #: The first line of every spawn message: how the worker name travels (Codex names its
 #: children itself).
 WORKER_PREFIX = "Worker: "
