@@ -47,6 +47,9 @@ WAIT_MS = 60_000
 #: end its turn (seconds at most, on a loaded machine), so Codex always aborts these
 #: children before they finish.
 NO_WAIT_CHILD_DELAY_S = 30.0
+#: The line a ``no-wait`` parent adds to its last wave's spawn messages: those children
+#: hold their answers (earlier waves answer at once, as the parent waits for them).
+HOLD_MARKER = "HOLD_ANSWER"
 #: The first line of every spawn message: how the worker name travels (Codex names its
 #: children itself).
 WORKER_PREFIX = "Worker: "
@@ -299,19 +302,23 @@ def _spawn_calls(
     todo = [i for i in range(len(jobs)) if i not in kids.started]
     extra = script.double_spawn and not kids.spawned
     take = 1 if script.sequential else max(0, room - (1 if extra else 0))
-    calls = [_spawn(script, jobs[i], i, 1, v2) for i in todo[:take]]
+    # no-wait: the last wave's children hold their answers (the parent ends its turn then).
+    hold = script.no_wait and len(todo) <= take
+    calls = [_spawn(script, jobs[i], i, 1, v2, hold) for i in todo[:take]]
     if extra:
         calls.append(_spawn(script, jobs[0], 0, 2, v2))
     return tuple(calls)
 
 
-def _spawn(script: CodexScript, job: ShardJob, index: int, attempt: int, v2: bool) -> Call:
+def _spawn(
+    script: CodexScript, job: ShardJob, index: int, attempt: int, v2: bool, hold: bool = False
+) -> Call:
     name = f"helper-{index + 1}" if script.helper_names else job.worker
     message = (
         f"{WORKER_PREFIX}{name}\n"
         f"Read the file {job.path} and answer its question from the whole file. "
         f"End with one line: ANSWER::{job.file}::<integer>\n"
-        f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}"
+        f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}" + (f"\n{HOLD_MARKER}" if hold else "")
     )
     if v2:
         # A second child under the same task name is refused ("agent path ... already
@@ -352,7 +359,7 @@ def _child_turn(
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"
-    delay = NO_WAIT_CHILD_DELAY_S if script.no_wait else 0.0
+    delay = NO_WAIT_CHILD_DELAY_S if script.no_wait and HOLD_MARKER in conv.task_text else 0.0
     return Reply(f"I read the whole file.\nANSWER::{file}::{value}", delay_s=delay)
 
 
