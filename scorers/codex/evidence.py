@@ -43,7 +43,7 @@ from typing import IO, Final, TypeVar
 
 from scorers.artifact import parse_artifact
 from scorers.codex.log import LoggedFailure, parse_log
-from scorers.codex.rollout import Call, Thread, parse_rollout
+from scorers.codex.rollout import Call, Heard, Thread, parse_rollout
 from scorers.codex.stream import StdoutParse, parse_stdout
 from scorers.codex.tally import thread_tally
 from scorers.codex.types import CodexInputs
@@ -73,6 +73,8 @@ SPAWN_TOOL: Final = "spawn_agent"
 #: Statuses of a child's end that are its reply, or a failure.
 REPLIED: Final = "completed"
 FAILED: Final = "errored"
+#: Statuses a wait may report of a child that has not ended: no receipt.
+NOT_FINAL: Final = frozenset({"pending_init", "running"})
 
 
 def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
@@ -142,24 +144,27 @@ def _tree(threads: Sequence[Thread], root: Thread) -> dict[str, tuple[str, ...]]
 def _receipts(
     root: Thread, children: Mapping[str, Thread], by_path: Mapping[str, str]
 ) -> tuple[list[ChildReply], list[ChildNotice]]:
+    """One receipt per child the root heard the end of, however many ways it came: a reply
+    when it completed (with the child's own final message as its text when what the root
+    received is exactly that), else a failure notice (``errored``) or a notice."""
+    heard: dict[str, list[Heard]] = {}
+    for h in root.heard:
+        if h.status not in NOT_FINAL:
+            heard.setdefault(by_path.get(h.child, h.child), []).append(h)
     replies: list[ChildReply] = []
     notices: list[ChildNotice] = []
-    heard: set[str] = set()
-    for h in root.heard:
-        child_id = by_path.get(h.child, h.child)
-        if child_id in heard:
-            continue  # the same end, heard a second way
-        heard.add(child_id)
-        if h.status == REPLIED:
-            child = children.get(child_id)
-            own = child.final_message if child is not None else None
-            said = h.text if h.text is not None else ""
-            replies.append(
-                ChildReply(child_id, said if own is not None and said == own else "", h.at)
-            )
-        else:
-            kind: NoticeKind = "failure" if h.status == FAILED else "notice"
-            notices.append(ChildNotice(child_id, kind, h.text or h.status, h.at))
+    for child_id, ends in heard.items():
+        child = children.get(child_id)
+        own = child.final_message if child is not None else None
+        completed = [h for h in ends if h.status == REPLIED]
+        if completed:
+            same = [h for h in completed if own is not None and h.text == own]
+            first = (same or completed)[0]
+            replies.append(ChildReply(child_id, own if same and own else "", first.at))
+            continue
+        first = ends[0]
+        kind: NoticeKind = "failure" if first.status == FAILED else "notice"
+        notices.append(ChildNotice(child_id, kind, first.text or first.status, first.at))
     return replies, notices
 
 

@@ -248,3 +248,17 @@ def test_a_refused_spawn_is_no_child() -> None:
 
     evidence = codex_evidence(inputs("v1-honest", edit=refuse_first))
     assert len(evidence.depth1_spawns()) == 2
+
+
+def test_a_child_still_running_is_not_heard_from() -> None:
+    """A wait that reports children still ``running`` (and no notification) is no receipt."""
+    root = root_rollout("v1-honest")
+
+    def running(path: Path, data: bytes) -> bytes | None:
+        if path != root:
+            return data
+        kept = [r for r in lines(data) if "<subagent_notification>" not in json.dumps(r)]
+        return dump(kept).replace(b'\\"completed\\"', b'\\"running\\"')
+
+    forged = score_codex(inputs("v1-honest", edit=running), MANIFEST)
+    assert "receipts" in forged.failed_criteria, forged.failures
