@@ -175,8 +175,11 @@ def run_item(
             )
             start_error = proc.start_error
         phases.end("agent")
-        if slot is not None:
+        if slot is not None and start_error is None:
             slot.release()  # the agent CLI has exited: its model work is over
+        # An agent that could not start keeps its slot until the item is recorded (the
+        # scheduler releases it then): an item failing in milliseconds must not let the next
+        # ones past a circuit breaker that has not counted it yet.
         quiet = False
         if proc is not None:
             early = proc.timed_out or proc.cancelled or proc.exit_code != 0

@@ -4,7 +4,9 @@ After K items in a row (as they finish) end as errors that every next item would
 (the provider failed them after their retries, or the agent could not even start), no new
 item starts; running items finish and are kept, the report says why, and the run exits 3
 so it can be resumed once the provider (or the binary) is back. Any other outcome (a
-resolved or unresolved item, an error of another kind) breaks the row. K = 0: never.
+resolved or unresolved item, an error of another kind) breaks the row, unless its agent was
+launched before the row's first one: an item that started while the world was still well
+and finished after the failures began says nothing about the world now. K = 0: never.
 
 Stops a provider outage (or a binary removed mid-run) from burning the whole suite's time
 and money on items that can only fail the same way.
@@ -54,20 +56,31 @@ class CircuitBreaker:
         self.limit = limit
         self.reason: str | None = None
         self._row: list[ItemResult] = []
+        self._row_began: int | None = None  # the launch order of the row's first item
         self._lock = threading.Lock()
 
     @property
     def tripped(self) -> bool:
         return self.reason is not None
 
-    def record(self, result: ItemResult) -> bool:
-        """Count one finished item; True the moment the breaker trips (once)."""
+    def record(self, result: ItemResult, order: int | None = None) -> bool:
+        """Count one finished item (``order``: when its agent was launched, in the run's
+        order; None when unknown); True the moment the breaker trips (once)."""
         with self._lock:
             kind = _repeats(result)
-            if kind is None or (self._row and _repeats(self._row[-1]) != kind):
-                self._row = [] if kind is None else [result]
-            else:
+            same = bool(self._row) and kind is not None and _repeats(self._row[-1]) == kind
+            if same:
                 self._row.append(result)
+            elif (
+                self._row
+                and order is not None
+                and self._row_began is not None
+                and (order < self._row_began)
+            ):
+                return False  # launched before the row began: stale news
+            else:
+                self._row = [] if kind is None else [result]
+                self._row_began = order
             if self.reason is not None or not self.limit or len(self._row) < self.limit:
                 return False
             self.reason = self._explain(kind or "", len(self._row), result)

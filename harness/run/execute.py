@@ -376,13 +376,18 @@ def _execute_locked(
         progress.note if progress is not None else None,
     )
 
+    launched: dict[str, int | None] = {}  # the order each item's agent took its slot
+
     def execute(work: WorkItem, cancel: threading.Event, slot: Any) -> ItemResult:
         if progress is not None:
             progress.item_started(work.key)
         item_dir = items_dir / work.dir_name
-        return run_attempts(
-            work, item_dir, lambda w: executor.run_item(w, opts, item_dir, cancel, slot), policy
-        )
+        try:
+            return run_attempts(
+                work, item_dir, lambda w: executor.run_item(w, opts, item_dir, cancel, slot), policy
+            )
+        finally:
+            launched[work.key] = slot.order
 
     full_disk: list[str] = []
 
@@ -401,7 +406,7 @@ def _execute_locked(
             scheduler.drain()
         if budget is not None and budget.add([result]):
             scheduler.drain()  # start nothing more; the running items finish
-        if breaker.record(result):
+        if breaker.record(result, launched.get(work.key)):
             scheduler.drain()
             if progress is not None and breaker.reason is not None:
                 progress.note(f"stopping: {breaker.reason}")

@@ -93,13 +93,16 @@ class Slot:
         self._held = False
         self._finished = False  # past its agent (or given up): no longer counts as in flight
         self._lock = threading.Lock()
+        #: The run-wide order in which the item took its slot (its agent's launch order),
+        #: None before it took one.
+        self.order: int | None = None
 
     def acquire(self) -> None:
         """Block until the global and provider caps allow one more agent; NotStarted on stop."""
         with self._lock:
             if self._held:
                 return
-            self._scheduler._take(self._provider)
+            self.order = self._scheduler._take(self._provider)
             self._held = True
 
     def release(self) -> None:
@@ -128,6 +131,7 @@ class Scheduler(Generic[W, R]):
         self._active = 0
         self._in_flight = 0  # items preparing, waiting for a slot or running their agent
         self._in_flight_by: dict[str, int] = {}
+        self._taken = 0  # slots handed out so far
         self._draining = threading.Event()
 
     def stop(self) -> None:
@@ -147,7 +151,7 @@ class Scheduler(Generic[W, R]):
         with self._cond:
             self._cond.notify_all()
 
-    def _take(self, provider: str) -> None:
+    def _take(self, provider: str) -> int:
         cap = self.provider_caps.get(provider)
         with self._cond:
             while True:
@@ -158,8 +162,9 @@ class Scheduler(Generic[W, R]):
                 ):
                     self._active += 1
                     self._running[provider] = self._running.get(provider, 0) + 1
+                    self._taken += 1
                     self._cond.notify_all()  # the launcher waits for the slots to fill
-                    return
+                    return self._taken
                 self._cond.wait(timeout=0.5)
 
     def _give(self, provider: str) -> None:
@@ -191,21 +196,24 @@ class Scheduler(Generic[W, R]):
         threads: list[threading.Thread] = []
 
         def worker(item: W, slot: Slot) -> None:
+            # A slot still held here is released only once the item is recorded: on_done
+            # may stop the run (a breaker, a budget), and the next item must see that.
             try:
-                result = execute(item, self.stop_event, slot)
-            except NotStarted:
+                try:
+                    result = execute(item, self.stop_event, slot)
+                except NotStarted:
+                    with lock:
+                        not_started.append(item)
+                    return
+                except BaseException as exc:  # all-settled: one item's failure is its own
+                    result = on_error(item, exc)
                 with lock:
-                    not_started.append(item)
-                return
-            except BaseException as exc:  # all-settled: one item's failure is its own
-                result = on_error(item, exc)
+                    done.append((item, result))
+                if on_done is not None:
+                    with contextlib.suppress(Exception):  # a progress printer must never kill a run
+                        on_done(item, result)
             finally:
                 slot.release()
-            with lock:
-                done.append((item, result))
-            if on_done is not None:
-                with contextlib.suppress(Exception):  # a progress printer must never kill a run
-                    on_done(item, result)
 
         prefetch = min(self.concurrency, MAX_PREFETCH) if self.prefetch is None else self.prefetch
         limit = self.concurrency + prefetch

@@ -213,6 +213,24 @@ def test_the_breaker_counts_an_agent_that_cannot_start() -> None:
     )
 
 
+def test_an_item_launched_before_the_row_began_does_not_break_it() -> None:
+    """Finishing order is not launch order: an item launched while the world was well (its
+    agent ran, it resolved) that is recorded after two newer items could not start says
+    nothing about now; one launched after the row began does break it."""
+    gone = "agent could not start: /opt/agent: no such file"
+    failed = dataclasses.replace(done(2), facts=RunFacts(0.0, None, False, gone, None))
+    breaker = CircuitBreaker(2)
+    assert not breaker.record(failed, order=3)
+    assert not breaker.record(done(1), order=2)  # launched before the row: stale news
+    assert breaker.record(failed, order=4) and breaker.tripped
+    fresh = CircuitBreaker(2)
+    assert not fresh.record(failed, order=3)
+    assert not fresh.record(done(1), order=4)  # ran after the row began, and resolved
+    assert not fresh.record(failed, order=5) and not fresh.tripped
+    unknown = CircuitBreaker(2)  # no launch order (an item that failed before its agent)
+    assert [unknown.record(r) for r in (failed, done(1), failed)] == [False] * 3
+
+
 def test_a_breaker_of_zero_never_trips() -> None:
     breaker = CircuitBreaker(0)
     assert not any(breaker.record(lost(n)) for n in range(10))

@@ -123,3 +123,28 @@ def test_drain_starts_nothing_more_but_lets_running_items_finish() -> None:
     assert dict((w.key, r) for w, r in done) == {"a": "error:a", "b": "ok:b"}
     assert seen_cancel == {"b": False}
     assert [w.key for w in skipped] == ["c", "d", "e"]
+
+
+def test_an_item_recorded_before_its_slot_frees_stops_the_next_one() -> None:
+    """An item that fails in microseconds (its agent could not start) keeps its slot until
+    on_done has recorded it: a breaker tripping there stops the very next item, however fast
+    the items fail and however loaded the machine (no item slips past an uncounted one)."""
+    recorded: list[str] = []
+
+    def execute(w: W, cancel: threading.Event, slot) -> str:
+        slot.acquire()
+        return "could not start"  # no release: the scheduler frees the slot once recorded
+
+    def on_done(w: W, result: str) -> None:
+        time.sleep(0.02)  # recording is slower than failing: the race the order closes
+        recorded.append(w.key)
+        if len(recorded) == 2:
+            sched.drain()
+
+    for _ in range(5):
+        recorded.clear()
+        sched: Scheduler[W, str] = Scheduler(1, {}, provider=lambda w: provider_of(w.model))
+        items = [W(f"{i:02d}") for i in range(10)]
+        done, skipped = sched.run(items, execute, lambda w, e: "", on_done)
+        assert [w.key for w, _ in done] == ["00", "01"]
+        assert [w.key for w in skipped] == [f"{i:02d}" for i in range(2, 10)]

@@ -184,8 +184,10 @@ def test_the_binary_removed_mid_run_stops_it_with_one_cause(
     claude_code_bin: Path, tmp_path: Path
 ) -> None:
     """The agent's binary vanishes after the first item: the next items cannot start, the
-    breaker stops the run after two of them, exit 3. (Ten trials: an item that could not
-    start fails in milliseconds, so the two taken ahead of the breaker may run too.)"""
+    breaker stops the run after two of them, exit 3. An item that could not start holds its
+    slot until the breaker has counted it, so however fast they fail and however loaded the
+    machine, at most four items run: the first, one that may have found the binary a moment
+    before it went, and the two that could not start."""
     link = tmp_path / "bin" / "claude"
     link.parent.mkdir()
     link.symlink_to(claude_code_bin)
@@ -213,7 +215,9 @@ def test_the_binary_removed_mid_run_stops_it_with_one_cause(
     assert report.provider is not None and (report.provider.stopped or "").startswith(
         "agent unusable: 2 items in a row could not start"
     ), (report.provider, errors)
-    assert report.not_started, errors
+    assert len(report.items) <= 4 and len(report.not_started) >= 6, [
+        (i.key, i.status, i.facts.error) for i in report.items
+    ]
     _left_nothing(seen)
 
 
