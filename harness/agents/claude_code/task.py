@@ -7,20 +7,9 @@ spawn's ``description``, which is how the parsers tell which subagent owns which
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import agent_prompt
+from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
 
-CLAUDE_CODE_TASK = """\
-You coordinate a team of subagents. This repository holds {count} data shards in the folder
-shards/, and each shard has one question whose answer is {kind}. Answer every question
-by delegating: exactly one subagent per shard.
-
-Shards, questions and workers:
-{shard_lines}
-
-{data_format}
-
-Follow these steps exactly.
-
+CLAUDE_CODE_TASK = PROMPT_HEAD + """\
 1. Do not read the shards or answer the questions yourself. For each shard, start one
    subagent with your Agent tool, with its worker name as the description (for example
    description "{first_worker}") and this prompt, with its own file and question filled in:

@@ -11,23 +11,12 @@ which the prompt says, as it says Claude Code's limit.
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import agent_prompt
+from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
 
 #: The first line of every spawn message, followed by the worker name.
 WORKER_LINE = "Worker: "
 
-CODEX_TASK = """\
-You coordinate a team of subagents. This repository holds {count} data shards in the folder
-shards/, and each shard has one question whose answer is {kind}. Answer every question
-by delegating: exactly one subagent per shard.
-
-Shards, questions and workers:
-{shard_lines}
-
-{data_format}
-
-Follow these steps exactly.
-
+CODEX_TASK = PROMPT_HEAD + """\
 1. Do not read the shards or answer the questions yourself. For each shard, start one
    subagent with your spawn_agent tool. Its message is one line naming its worker (for
    example "{worker_line}{first_worker}") followed by this task, with its own file and

@@ -8,23 +8,12 @@ which subagent owns which shard. Several ``task`` calls in one message run at on
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import agent_prompt
+from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
 
 #: The subagent every spawn asks for: opencode's built-in general-purpose one.
 SUBAGENT_TYPE = "general"
 
-OPENCODE_TASK = """\
-You coordinate a team of subagents. This repository holds {count} data shards in the folder
-shards/, and each shard has one question whose answer is {kind}. Answer every question
-by delegating: exactly one subagent per shard.
-
-Shards, questions and workers:
-{shard_lines}
-
-{data_format}
-
-Follow these steps exactly.
-
+OPENCODE_TASK = PROMPT_HEAD + """\
 1. Do not read the shards or answer the questions yourself. For each shard, start one
    subagent with your task tool (subagent_type "{subagent_type}"), with its worker name as
    the description (for example description "{first_worker}") and this prompt, with its
