@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.agents.env import resolve_binary
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError
 from scorers import Assessment, ItemScore, RunEvidence, assess_evidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
+    from harness.export.model import Swarm
     from harness.fixtures import Fixture
 
 
@@ -261,6 +262,14 @@ class AgentAdapter(ABC):
         """Parse a bundle (a live item's or a saved one's) into agent-neutral evidence with
         the agent's parsers in ``scorers/<agent>/``: what the rubric judges and what
         ``show`` and the HTML drill-down tell a person."""
+
+    def swarm(
+        self, item_dir: Path, meta: Mapping[str, Any], evidence: RunEvidence, manifest: Manifest
+    ) -> Swarm:
+        """The run's threads as agent-neutral turns, for the ATIF export: the agent's own
+        builder in ``harness/agents/<agent>/trajectory.py`` over the bundle ``evidence``
+        was read from."""
+        raise HarnessError(f"{self.label()}: no trajectory builder for this agent")
 
     def assess(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> Assessment:
         """Score a bundle with the pure scorer, and read its provider faults."""

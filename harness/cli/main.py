@@ -15,6 +15,7 @@ from harness.cli.agents_cmd import agents_group
 from harness.cli.clean_cmd import clean_cmd
 from harness.cli.compare_cmd import compare_cmd
 from harness.cli.config import load_default_map
+from harness.cli.export_cmd import export_cmd
 from harness.cli.fixtures_cmd import fixtures_group
 from harness.cli.report_cmd import report_cmd
 from harness.cli.run_cmd import run_cmd
@@ -77,6 +78,7 @@ cli.add_command(runs_group)
 # `runs clean` is the same command, where users browsing runs look for it.
 runs_group.add_command(clean_cmd)
 cli.add_command(show_cmd)
+cli.add_command(export_cmd)
 cli.add_command(agents_group)
 cli.add_command(clean_cmd)
 

@@ -1,4 +1,4 @@
-"""``score``: re-score a kept item directory offline."""
+"""``score``: re-score a kept item directory, or an ATIF trajectory, offline."""
 
 from __future__ import annotations
 
@@ -12,12 +12,23 @@ from harness.cli.options import fixtures_dir_option, option
 
 
 @click.command("score")
-@click.argument("item_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "item_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@option(
+    "--trajectory",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Score this ATIF trajectory (ours from export, or another tool's) against --fixture "
+    "instead of an item directory.",
+)
 @option(
     "--fixture",
     default=None,
     metavar="NAME|PATH",
-    help="Score against this fixture instead of the manifest saved in the item.",
+    help="Score against this fixture instead of the manifest saved in the item (with "
+    "--trajectory: the fixture the trajectory ran; default the one it names).",
 )
 @option(
     "--prices",
@@ -29,13 +40,30 @@ from harness.cli.options import fixtures_dir_option, option
 @fixtures_dir_option
 @translate_errors
 def score_cmd(
-    item_dir: Path, fixture: str | None, prices: Path | None, fixtures_dir: Path | None
+    item_dir: Path | None,
+    trajectory: Path | None,
+    fixture: str | None,
+    prices: Path | None,
+    fixtures_dir: Path | None,
 ) -> None:
-    """Re-score ITEM_DIR (a run's items/<key>/) and print the item JSON."""
+    """Re-score ITEM_DIR (a run's items/<key>/) and print the item JSON; or, with
+    --trajectory FILE, print the verdict per criterion on that trajectory (pass, fail, or
+    unscorable when it lacks what a criterion needs)."""
+    from harness.errors import UsageError
     from harness.fixtures.lookup import find_fixture, fixture_roots
+
+    if (item_dir is None) == (trajectory is None):
+        raise UsageError("score: give an item directory or --trajectory FILE (one of them)")
+    if trajectory is not None:
+        from harness.export.rescore import score_trajectory
+
+        roots = fixture_roots(fixtures_dir)
+        click.echo(json.dumps(score_trajectory(trajectory, fixture, roots), indent=2))
+        return
     from harness.item.scoring import rescore_item
     from harness.pricing import PriceTable
 
+    assert item_dir is not None
     path = find_fixture(fixture, fixture_roots(fixtures_dir)) if fixture else None
     table = PriceTable.from_yaml(prices) if prices is not None else None
     click.echo(json.dumps(rescore_item(item_dir, path, table).to_dict(), indent=2))

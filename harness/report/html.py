@@ -394,6 +394,20 @@ def _item_table(items: Sequence[ItemResult], with_agent: bool = False) -> str:
     )
 
 
+def _trajectory_link(item_dir: Path, base: Path) -> str:
+    """The item's ATIF trajectory, once ``export`` has written it (how to get it, before)."""
+    path = item_dir.parent.parent / "trajectories" / item_dir.name / "trajectory.json"
+    if not path.is_file():
+        return (
+            '<p class="meta" data-field="trajectory">Trajectory: not exported '
+            "(<code>swarm-harness export RUN</code> writes it as ATIF)</p>"
+        )
+    return (
+        '<p class="meta" data-field="trajectory">Trajectory (ATIF): '
+        f'<a href="{esc(_rel(path, base))}">trajectory.json</a></p>'
+    )
+
+
 def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: Path) -> str:
     anchor = item_anchor(item.key)
     out = [
@@ -406,6 +420,7 @@ def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: 
         out.append("<p>Why:</p><ul>" + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
     if item.facts.agent_error:
         out.append(f"<p>Agent error: <code>{esc(item.facts.agent_error[:500])}</code></p>")
+    out.append(_trajectory_link(item_dir, base))
     for field, line in (
         ("usage", usage_line(item.score)),
         ("cost", cost_text(item)),

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.agents.base import (
     AgentAdapter,
@@ -39,6 +39,9 @@ from harness.agents.prime_agent.home import copy_agent_home, credential_checks, 
 from scorers import RunEvidence
 from scorers.prime_agent import collect_evidence
 from scorers.types import Manifest
+
+if TYPE_CHECKING:
+    from harness.export.model import Swarm
 
 #: Variables an embedding prime-agent session would leak into ours (depth, worker identity).
 STRIPPED_VARS = frozenset(
@@ -201,3 +204,11 @@ class PrimeAgentAdapter(AgentAdapter):
     def evidence(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> RunEvidence:
         located = self._locate_bundle(item_dir, meta, manifest.artifact)
         return collect_evidence(scorer_inputs(located))
+
+    def swarm(
+        self, item_dir: Path, meta: Mapping[str, Any], evidence: RunEvidence, manifest: Manifest
+    ) -> Swarm:
+        from harness.agents.prime_agent.trajectory import build_swarm
+
+        located = self._locate_bundle(item_dir, meta, manifest.artifact)
+        return build_swarm(located.parent, located.children_root, located.children, evidence)
