@@ -17,7 +17,7 @@ from harness.cli.options import fixtures_dir_option, option
 )
 @option(
     "--trajectory",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     metavar="FILE",
     help="Score this ATIF trajectory (ours from export, or another tool's) against --fixture "

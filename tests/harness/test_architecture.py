@@ -22,13 +22,13 @@ PACKAGES = ("harness", "scorers", "sim_agent", "scripted_model")
 #: reports; ``run`` conducts a whole run, ``cli`` and ``selftest`` sit on top.)
 LAYERS = (
     ("harness.errors", "harness.files", "harness.__init__"),
-    ("harness.model",),
+    ("harness.model", "harness.export.model"),
     ("harness.fixtures", "harness.pricing"),
     ("harness.agents",),
     ("harness.plan",),
     ("harness.item",),
     ("harness.executors", "harness.stats"),
-    ("harness.report",),
+    ("harness.report", "harness.export"),
     ("harness.runs",),
     ("harness.run",),
     ("harness.selftest",),
