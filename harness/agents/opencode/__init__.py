@@ -15,7 +15,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.agents.base import (
     AgentAdapter,
@@ -42,6 +42,9 @@ from harness.agents.opencode.task import opencode_task
 from harness.errors import AgentLaunchError
 from scorers import RunEvidence
 from scorers.types import Manifest
+
+if TYPE_CHECKING:
+    from harness.export.model import Swarm
 
 #: What a run's model API is to the scripted server: Anthropic Messages, played with
 #: opencode's tools (``task``, ``read``, ``write``).
@@ -160,3 +163,10 @@ class OpenCodeAdapter(AgentAdapter):
         from scorers.opencode import opencode_evidence
 
         return opencode_evidence(scorer_inputs(Bundle(item_dir), manifest.artifact))
+
+    def swarm(
+        self, item_dir: Path, meta: Mapping[str, Any], evidence: RunEvidence, manifest: Manifest
+    ) -> Swarm:
+        from harness.agents.opencode.trajectory import build_swarm
+
+        return build_swarm(item_dir, meta, evidence)
