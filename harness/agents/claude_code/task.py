@@ -9,7 +9,9 @@ from __future__ import annotations
 from harness.fixtures import Fixture
 from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
 
-CLAUDE_CODE_TASK = PROMPT_HEAD + """\
+CLAUDE_CODE_TASK = (
+    PROMPT_HEAD
+    + """\
 1. Do not read the shards or answer the questions yourself. For each shard, start one
    subagent with your Agent tool, with its worker name as the description (for example
    description "{first_worker}") and this prompt, with its own file and question filled in:
@@ -30,6 +32,7 @@ CLAUDE_CODE_TASK = PROMPT_HEAD + """\
 
 4. Only after {artifact} is written, end your turn.
 """
+)
 
 
 #: Claude Code runs at most this many subagents at once by default

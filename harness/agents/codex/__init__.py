@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.agents.base import (
     AgentAdapter,
@@ -46,6 +46,9 @@ from harness.agents.codex.task import codex_task
 from harness.errors import UsageError
 from scorers import RunEvidence
 from scorers.types import Manifest
+
+if TYPE_CHECKING:
+    from harness.export.model import Swarm
 
 #: What a run's model API is to the scripted server: OpenAI Responses, played with Codex's
 #: tools (``spawn_agent``, ``wait_agent``, ``exec_command``).
@@ -172,3 +175,10 @@ class CodexAdapter(AgentAdapter):
 
         workers = tuple(s.worker for s in manifest.shards)
         return codex_evidence(scorer_inputs(Bundle(item_dir), manifest.artifact, workers))
+
+    def swarm(
+        self, item_dir: Path, meta: Mapping[str, Any], evidence: RunEvidence, manifest: Manifest
+    ) -> Swarm:
+        from harness.agents.codex.trajectory import build_swarm
+
+        return build_swarm(item_dir, meta, evidence)

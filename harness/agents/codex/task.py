@@ -16,7 +16,9 @@ from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
 #: The first line of every spawn message, followed by the worker name.
 WORKER_LINE = "Worker: "
 
-CODEX_TASK = PROMPT_HEAD + """\
+CODEX_TASK = (
+    PROMPT_HEAD
+    + """\
 1. Do not read the shards or answer the questions yourself. For each shard, start one
    subagent with your spawn_agent tool. Its message is one line naming its worker (for
    example "{worker_line}{first_worker}") followed by this task, with its own file and
@@ -46,6 +48,7 @@ CODEX_TASK = PROMPT_HEAD + """\
 4. Only after {artifact} is written, end your turn. Ending your turn ends the run and stops
    every subagent still working.
 """
+)
 
 
 def task_name(worker: str) -> str:

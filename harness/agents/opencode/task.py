@@ -13,7 +13,9 @@ from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
 #: The subagent every spawn asks for: opencode's built-in general-purpose one.
 SUBAGENT_TYPE = "general"
 
-OPENCODE_TASK = PROMPT_HEAD + """\
+OPENCODE_TASK = (
+    PROMPT_HEAD
+    + """\
 1. Do not read the shards or answer the questions yourself. For each shard, start one
    subagent with your task tool (subagent_type "{subagent_type}"), with its worker name as
    the description (for example description "{first_worker}") and this prompt, with its
@@ -35,6 +37,7 @@ OPENCODE_TASK = PROMPT_HEAD + """\
 
 4. Only after {artifact} is written, end your turn.
 """
+)
 
 
 def opencode_task(fixture: Fixture) -> str:
