@@ -13,16 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from atif import Trajectory
+from exportkit import exports_and_reads_back
 
 from harness.agents.codex import CodexAdapter
 from harness.agents.codex.trajectory import build_swarm, read_rollout
-from harness.export import facts_of
-from harness.export.atif import write_trajectory
 from harness.export.model import Swarm, Thread
-from scorers.atif import trajectory_evidence
 from scorers.records import RunEvidence
-from scorers.score import score_evidence
 from scorers.tokens import NO_TOKENS, TokenUsage
 from scorers.types import Manifest
 
@@ -111,20 +107,8 @@ def test_a_child_starts_with_its_spawn_message(run: str) -> None:
 @pytest.mark.parametrize("run", ALL_RUNS)
 def test_a_run_exports_and_reads_back_to_its_verdict(run: str) -> None:
     evidence, swarm = built(run)
-    score = score_evidence(evidence, MANIFEST)
-    facts = facts_of(
-        score, run_id="capture", key=run, fixture=MANIFEST.name, trial=1,
-        status="resolved" if score.resolved else "unresolved", agent="codex",
-        agent_version=None, model="unknown", artifact=MANIFEST.artifact,
-    )  # fmt: skip
-    doc = json.loads(json.dumps(write_trajectory(swarm, evidence, facts)))
-    Trajectory.model_validate(doc)
+    doc = exports_and_reads_back(evidence, swarm, MANIFEST, "codex", run)
     assert doc["agent"]["version"] == "0.171.0"
-    back = trajectory_evidence(doc, MANIFEST.artifact)
-    assert not back.unscorable
-    again = score_evidence(back.evidence, MANIFEST)
-    assert {c.name: c.passed for c in again.checks} == {c.name: c.passed for c in score.checks}
-    assert [c.failing for c in again.checks] == [c.failing for c in score.checks]
 
 
 def test_a_child_that_failed_ends_in_an_agent_turn_with_the_error() -> None:

@@ -20,23 +20,13 @@ from harness.export.model import Call, Result, Swarm, Thread, Turn
 from harness.export.rescore import score_trajectory
 from scorers.records import LedgerParse, RunEvidence
 from scorers.tokens import TokenUsage
+from sim_agent import config as sim_config
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "fixtures"
+#: Every plan of the sim that spawns or answers, and wrong answers.
 PLANS = (
-    "honest",
-    "no-spawn",
-    "helper-names",
-    "forged-ledger",
-    "double-spawn",
-    "over-budget",
-    "retry-after-failure",
-    "silent-drop",
-    "delete-to-hide",
-    "self-answer",
-    "answer-mismatch",
-    "hollow-children",
-    "backdated-reply",
+    *(p for p in sim_config.PLANS if p not in (*sim_config.REFUSED_PLANS, "noop")),
     "wrong-answer",
 )
 

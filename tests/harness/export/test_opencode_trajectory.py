@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import json
 import shutil
 import sqlite3
 import sys
@@ -16,17 +15,13 @@ from functools import reduce
 from pathlib import Path
 
 import pytest
-from atif import Trajectory
+from exportkit import exports_and_reads_back
 
 from harness.agents.opencode import OpenCodeAdapter
 from harness.agents.opencode.collect import Bundle
 from harness.agents.opencode.trajectory import build_swarm
-from harness.export import facts_of
-from harness.export.atif import write_trajectory
 from harness.export.model import Swarm, Thread
-from scorers.atif import trajectory_evidence
 from scorers.records import RunEvidence
-from scorers.score import score_evidence
 from scorers.tokens import NO_TOKENS, TokenUsage
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scorers" / "opencode"))
@@ -119,19 +114,8 @@ def test_turns_are_in_time_order(built: Built, run: str) -> None:
 @pytest.mark.parametrize("run", ALL_RUNS)
 def test_a_capture_exports_and_reads_back_to_its_verdict(built: Built, run: str) -> None:
     evidence, swarm = built[run]
-    score = score_evidence(evidence, MANIFEST)
-    facts = facts_of(
-        score, run_id="capture", key=run, fixture=MANIFEST.name, trial=1,
-        status="resolved" if score.resolved else "unresolved", agent="opencode",
-        agent_version=None, model="unknown", artifact=MANIFEST.artifact,
-    )  # fmt: skip
-    doc = json.loads(json.dumps(write_trajectory(swarm, evidence, facts)))
-    Trajectory.model_validate(doc)
+    doc = exports_and_reads_back(evidence, swarm, MANIFEST, "opencode", run)
     assert doc["agent"]["version"] == "1.18.33"
-    back = trajectory_evidence(doc, MANIFEST.artifact)
-    assert not back.unscorable
-    again = score_evidence(back.evidence, MANIFEST)
-    assert {c.name: c.passed for c in again.checks} == {c.name: c.passed for c in score.checks}
 
 
 def test_what_the_honest_run_shows(built: Built) -> None:
