@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -311,3 +312,23 @@ def test_export_refuses_an_unknown_item_and_score_needs_one_input(exported: Path
     assert done.returncode == 2 and "no item nope:sim/x:1" in done.stderr
     done = _harness("score")
     assert done.returncode == 2 and "--trajectory" in done.stderr
+
+
+def test_a_credential_in_the_agents_records_is_redacted_in_the_export(tmp_path: Path) -> None:
+    """A credential's value that reached the agent's transcript (here: the prompt's first
+    words, so every parent transcript holds it) is redacted in the bundle, and so in the
+    trajectory, like any file the harness writes."""
+    secret = "coordinate a team of subagents"
+    runs = tmp_path / "runs"
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--fixture", "smoke-orders", "--agent", "sim",
+         "--runs-dir", str(runs)],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "DEMO_API_KEY": secret},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run,) = [p for p in runs.iterdir() if p.is_dir()]
+    assert _harness("export", str(run)).returncode == 0
+    (path,) = (run / "trajectories").glob("*/trajectory.json")
+    text = path.read_text(encoding="utf-8")
+    assert secret not in text and "[REDACTED]" in json.loads(text)["steps"][0]["message"]
