@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.agents.base import (
     AgentAdapter,
@@ -23,10 +23,9 @@ from harness.agents.base import (
     Launch,
     pinned_install_hint,
 )
-from harness.agents.claude_code.collect import locate, project_dir_name, scorer_inputs
+from harness.agents.claude_code.collect import bundle_paths, locate, project_dir_name, scorer_inputs
 from harness.agents.claude_code.launch import (
     CLAUDE_CODE_VERSION,
-    ClaudeCodePaths,
     agent_argv,
     claude_env,
 )
@@ -36,22 +35,12 @@ from scorers import RunEvidence
 from scorers.claude_code import collect_evidence
 from scorers.types import Manifest
 
+if TYPE_CHECKING:
+    from harness.export.model import Swarm
+
 #: Copy caps: transcripts of real runs are kilobytes to megabytes; the artifact is a list.
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
-CONFIG_DIR = "claude-config"
-
-
-def _bundle_paths(root: Path) -> ClaudeCodePaths:
-    return ClaudeCodePaths(
-        workdir=root,
-        repo=root / "repo",
-        home=root / "home",
-        config=root / CONFIG_DIR,
-        tmp=root / "tmp",
-        stdout=root / "stdout.jsonl",
-        stderr=root / "stderr.txt",
-    )
 
 
 class ClaudeCodeAdapter(AgentAdapter):
@@ -103,7 +92,7 @@ class ClaudeCodeAdapter(AgentAdapter):
     def prepare(
         self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str
     ) -> Launch:
-        cc = _bundle_paths(paths.root)
+        cc = bundle_paths(paths.root)
         cc.config.mkdir()
         env, added = claude_env(base_env, cc)
         return Launch(
@@ -122,9 +111,9 @@ class ClaudeCodeAdapter(AgentAdapter):
         stderr: Path | None,
         secrets: list[bytes],
     ) -> Collected:
-        live = _bundle_paths(Path(launch.state["root"]))
+        live = bundle_paths(Path(launch.state["root"]))
         located = locate(live, str(launch.state["artifact"]))
-        out = _bundle_paths(item_dir)
+        out = bundle_paths(item_dir)
         truncated: list[str] = []
 
         def copy(src: Path | None, dst: Path, cap: int) -> None:
@@ -152,5 +141,12 @@ class ClaudeCodeAdapter(AgentAdapter):
         )
 
     def evidence(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> RunEvidence:
-        located = locate(_bundle_paths(item_dir), manifest.artifact)
+        located = locate(bundle_paths(item_dir), manifest.artifact)
         return collect_evidence(scorer_inputs(located))
+
+    def swarm(
+        self, item_dir: Path, meta: Mapping[str, Any], evidence: RunEvidence, manifest: Manifest
+    ) -> Swarm:
+        from harness.agents.claude_code.trajectory import build_swarm
+
+        return build_swarm(item_dir, meta, evidence)

@@ -19,6 +19,23 @@ from harness.agents.claude_code.launch import ClaudeCodePaths
 from harness.files import is_real_dir, is_regular, open_regular
 from scorers.claude_code import ClaudeCodeArtifacts, SubagentFile
 
+#: Where a bundle keeps the client's config folder (its transcripts under ``projects/``).
+CONFIG_DIR = "claude-config"
+
+
+def bundle_paths(root: Path) -> ClaudeCodePaths:
+    """The client's folders as a workdir or a bundle lays them out under ``root``."""
+    return ClaudeCodePaths(
+        workdir=root,
+        repo=root / "repo",
+        home=root / "home",
+        config=root / CONFIG_DIR,
+        tmp=root / "tmp",
+        stdout=root / "stdout.jsonl",
+        stderr=root / "stderr.txt",
+    )
+
+
 #: The client's subagent files; the id is hex in 2.1.x, kept loose but path-safe.
 _SUBAGENT = re.compile(r"^agent-(?P<id>[A-Za-z0-9_-]{1,128})\.jsonl$")
 _SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")

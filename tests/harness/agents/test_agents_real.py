@@ -8,6 +8,7 @@ real agents in one run.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -172,3 +173,45 @@ def test_selftest_checks_the_three_real_agents_in_one_run(
     assert report.agents is not None and report.agents.agents == tuple(APIS)
     assert tree(home) == [] and tree(tmp) == []
     assert processes_of_run(run.name) == []
+
+
+def test_every_agents_run_exports_as_valid_atif_that_reads_back(side_by_side: dict) -> None:
+    """The four agents' items as ATIF: valid by the ``atif`` models, their final metrics
+    what the server billed each agent (tokens and cost), the per-response costs adding up
+    to the item's cost, and each re-scored from its file alone to the verdict it got."""
+    from atif import Trajectory
+
+    from harness.export.rescore import score_trajectory
+
+    run = side_by_side["run"]
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "export", str(run)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = load_report(run)
+    spent: dict[str, list[float]] = {}
+    for item in report.items:
+        path = run / "trajectories" / item.item_dir / "trajectory.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        Trajectory.model_validate(doc)
+        assert doc["agent"]["name"] == item.agent
+        final = doc["final_metrics"]
+        tokens = final["total_prompt_tokens"] + final["total_completion_tokens"]
+        assert tokens == item.score.tokens_used, item.key
+        spent.setdefault(item.agent, []).append(tokens)
+        if item.agent in APIS:
+            assert len(doc["subagent_trajectories"]) == 3, item.key
+            assert final["total_cost_usd"] == pytest.approx(item.cost_usd, rel=1e-9)
+            steps = [doc, *doc["subagent_trajectories"]]
+            per_step = sum(
+                s["metrics"].get("cost_usd", 0.0)
+                for t in steps
+                for s in t["steps"]
+                if "metrics" in s
+            )
+            assert per_step == pytest.approx(item.cost_usd, rel=1e-6), item.key
+        verdict = score_trajectory(path, str(FIXTURE), [FIXTURE.parent])
+        assert verdict["resolved"] is True and all(verdict["as_exported"].values()), verdict
+    for agent, bill in side_by_side["bills"].items():
+        assert sum(spent[agent]) == bill.total, agent
