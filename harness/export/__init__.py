@@ -55,6 +55,7 @@ def facts_of(
     artifact: str,
     cost_usd: float | None = None,
     error: str | None = None,
+    fixture_path: str | None = None,
 ) -> ItemFacts:
     """An item's metadata for its document, its verdicts and usage from its ``score``."""
     checks = {c.name: (c.passed, c.reason, tuple(c.failing)) for c in score.checks}
@@ -74,6 +75,7 @@ def facts_of(
         cost_usd=cost_usd,
         artifact=artifact,
         error=error,
+        fixture_path=fixture_path,
     )
 
 
@@ -148,6 +150,7 @@ def export_run(run_dir: Path, out_dir: Path | None = None, keys: Sequence[str] =
                 artifact=manifest.artifact,
                 cost_usd=item.cost.usd if item.cost is not None else None,
                 error=item.facts.error,
+                fixture_path=meta.get("fixture_path"),
             )
             document = item_document(
                 adapter_for_meta(meta), item_dir, meta, manifest, facts, _pricer(report, item)

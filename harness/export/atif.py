@@ -72,6 +72,8 @@ class ItemFacts:
     cost_usd: float | None
     artifact: str
     error: str | None = None
+    #: Where the fixture was when the item ran (``score --trajectory`` finds it there).
+    fixture_path: str | None = None
 
 
 def _cut(text: str) -> tuple[str, dict[str, Any] | None]:
@@ -443,6 +445,7 @@ def write_trajectory(
         "run_id": item.run_id,
         "item_key": item.key,
         "fixture": item.fixture,
+        "fixture_path": item.fixture_path,
         "trial": item.trial,
         "status": item.status,
         "error": item.error,
@@ -481,10 +484,14 @@ def write_trajectory(
             len(steps),
             item.cost_usd,
             {
-                "parent": dict(usage.get("parent") or {}),
-                "children": dict(usage.get("children") or {}),
-                "usage_source": usage.get("source"),
-                "usage_complete": usage.get("complete"),
+                k: v
+                for k, v in (
+                    ("parent", usage.get("parent")),
+                    ("children", usage.get("children")),
+                    ("usage_source", usage.get("source")),
+                    ("usage_complete", usage.get("complete")),
+                )
+                if v not in (None, {})
             },
         ),
         "subagent_trajectories": _unique(children),

@@ -35,9 +35,12 @@ def score_trajectory(path: Path, fixture: str | None, roots: Sequence[Path]) -> 
     from scorers.score import score_evidence
 
     doc = _load(path)
-    named = ((doc.get("extra") or {}).get("swarm_harness") or {}).get("fixture")
+    ours = (doc.get("extra") or {}).get("swarm_harness") or {}
+    named, kept = ours.get("fixture"), ours.get("fixture_path")
     if fixture is None and not isinstance(named, str):
         raise UsageError(f"{path}: extra.swarm_harness.fixture: none named; give --fixture")
+    if fixture is None and isinstance(kept, str) and (Path(kept) / "fixture.json").is_file():
+        fixture = kept  # where the item's fixture was when it ran, if it is still there
     where = find_fixture(fixture if fixture is not None else str(named), roots)
     manifest = load_fixture(where).manifest
     read = trajectory_evidence(doc, manifest.artifact)
