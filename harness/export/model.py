@@ -77,3 +77,31 @@ class Swarm:
     spawned_by: Mapping[str, str] = field(default_factory=dict)
     #: The agent's version where its records say it (the CLI's, not the harness's).
     agent_version: str | None = None
+
+
+@dataclass
+class TurnDraft:
+    """An agent turn a builder is still reading: one model response's text, reasoning and
+    calls as its records come, then its calls' results (which arrive later)."""
+
+    at: str | None
+    model: str | None
+    usage: TokenUsage | None = None
+    error: str | None = None
+    texts: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+
+    def turn(self) -> Turn:
+        return Turn(
+            "agent",
+            "\n".join(self.texts),
+            self.at,
+            self.model,
+            "\n".join(self.reasoning) or None,
+            tuple(self.calls),
+            tuple(self.results),
+            self.usage,
+            self.error,
+        )

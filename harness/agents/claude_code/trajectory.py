@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from harness.agents.claude_code.collect import bundle_paths, locate
-from harness.export.model import Call, Result, Swarm, Thread, Turn
+from harness.export.model import Call, Result, Swarm, Thread, Turn, TurnDraft
 from harness.files import open_regular
 from scorers.claude_code.evidence import UNSTARTED_PREFIX
 from scorers.claude_code.parent import ParentParse, parse_parent_transcript
@@ -47,7 +47,6 @@ from scorers.claude_code.subagent import SubagentMeta, parse_meta
 from scorers.claude_code.usage import message_usage, record_error
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.records import RunEvidence
-from scorers.tokens import TokenUsage
 
 #: The thread id of a parent the records do not name (no readable parent transcript).
 UNNAMED_PARENT: Final = "parent"
@@ -83,42 +82,15 @@ def content_text(content: object) -> str:
     )
 
 
-@dataclass
-class _Draft:
-    """An agent turn being read: one message's blocks, then its calls' results."""
-
-    at: str | None
-    model: str | None
-    usage: TokenUsage | None
-    error: str | None
-    texts: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
-    results: list[Result] = field(default_factory=list)
-
-    def turn(self) -> Turn:
-        return Turn(
-            "agent",
-            "\n".join(self.texts),
-            self.at,
-            self.model,
-            "\n".join(self.reasoning) or None,
-            tuple(self.calls),
-            tuple(self.results),
-            self.usage,
-            self.error,
-        )
-
-
 class _Turns:
     """Accumulates one transcript's turns, record by record."""
 
     def __init__(self, sidechains: bool) -> None:
         self.sidechains = sidechains  # False: the parent's (copied subagent records skipped)
         self.version: str | None = None
-        self.turns: list[Turn | _Draft] = []
-        self.messages: dict[str, _Draft] = {}  # message key -> its turn
-        self.owner: dict[str, _Draft] = {}  # call id -> the turn that made the call
+        self.turns: list[Turn | TurnDraft] = []
+        self.messages: dict[str, TurnDraft] = {}  # message key -> its turn
+        self.owner: dict[str, TurnDraft] = {}  # call id -> the turn that made the call
 
     def record(self, record: Mapping[str, Any]) -> None:
         if record.get("isSidechain") is True and not self.sidechains:
@@ -145,7 +117,7 @@ class _Turns:
         if draft is None:
             model = _str(message.get("model"))
             error = record_error(record)
-            draft = _Draft(
+            draft = TurnDraft(
                 at,
                 None if model == SYNTHETIC_MODEL else model,
                 message_usage(message.get("usage")),
@@ -159,7 +131,7 @@ class _Turns:
         for block in content if isinstance(content, list) else ():
             self.block(draft, _map(block))
 
-    def block(self, draft: _Draft, block: Mapping[str, Any]) -> None:
+    def block(self, draft: TurnDraft, block: Mapping[str, Any]) -> None:
         kind = block.get("type")
         if kind == "text" and _str(block.get("text")):
             draft.texts.append(block["text"])
@@ -189,7 +161,7 @@ class _Turns:
                 self.turns.append(Turn("system", "", at, results=(result,)))
 
     def result(self) -> tuple[Turn, ...]:
-        return tuple(t.turn() if isinstance(t, _Draft) else t for t in self.turns)
+        return tuple(t.turn() if isinstance(t, TurnDraft) else t for t in self.turns)
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,12 @@ import contextlib
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from harness.agents.codex.collect import Bundle, find_rollouts
-from harness.export.model import Call, Result, Swarm, Thread, Turn
+from harness.export.model import Call, Result, Swarm, Thread, Turn, TurnDraft
 from harness.files import open_regular
 from scorers.codex import Thread as ScoredThread
 from scorers.codex import parse_rollout
@@ -46,7 +46,6 @@ from scorers.codex.rollout import CONTEXT_PREFIXES
 from scorers.codex.thread import failure_of, response_usage, string, text_of
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.records import RunEvidence
-from scorers.tokens import TokenUsage
 
 #: The thread id of a parent the record does not name (no readable root rollout).
 UNNAMED_PARENT: Final = "parent"
@@ -95,42 +94,15 @@ def reasoning_text(item: Mapping[str, object]) -> str:
     return text_of(summary if summary else item.get("content"), ("text",))
 
 
-@dataclass
-class _Draft:
-    """An agent turn being read: one response's items, then its calls' results."""
-
-    at: str | None
-    model: str | None
-    texts: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
-    results: list[Result] = field(default_factory=list)
-    usage: TokenUsage | None = None
-    error: str | None = None
-
-    def turn(self) -> Turn:
-        return Turn(
-            "agent",
-            "\n".join(self.texts),
-            self.at,
-            self.model,
-            "\n".join(self.reasoning) or None,
-            tuple(self.calls),
-            tuple(self.results),
-            self.usage,
-            self.error,
-        )
-
-
 class _Turns:
     """Accumulates one rollout's turns, line by line."""
 
     def __init__(self) -> None:
         self.meta: Mapping[str, object] = {}
         self.model: str | None = None
-        self.turns: list[Turn | _Draft] = []
-        self.open: _Draft | None = None  # the response being read
-        self.owner: dict[str, _Draft] = {}  # call id -> the turn that made the call
+        self.turns: list[Turn | TurnDraft] = []
+        self.open: TurnDraft | None = None  # the response being read
+        self.owner: dict[str, TurnDraft] = {}  # call id -> the turn that made the call
         self.responses: set[str] = set()
 
     def line(self, value: object) -> None:
@@ -153,10 +125,10 @@ class _Turns:
         elif kind == "event_msg" and payload.get("type") == "turn_aborted":
             self.open = None
 
-    def draft(self, at: str | None) -> _Draft:
+    def draft(self, at: str | None) -> TurnDraft:
         """The response being read, or a new one starting at ``at``."""
         if self.open is None:
-            self.open = _Draft(at, self.model)
+            self.open = TurnDraft(at, self.model)
             self.turns.append(self.open)
         return self.open
 
@@ -210,14 +182,14 @@ class _Turns:
                 return
             self.responses.add(rid)
         target = self.open
-        last = next((t for t in reversed(self.turns) if isinstance(t, _Draft)), None)
+        last = next((t for t in reversed(self.turns) if isinstance(t, TurnDraft)), None)
         if target is None and last is not None and last.usage is None and last.error is None:
             target = last  # a message to the model came between its items and its record
         (target or self.draft(at)).usage = usage
         self.open = None
 
     def result(self) -> tuple[Turn, ...]:
-        return tuple(t.turn() if isinstance(t, _Draft) else t for t in self.turns)
+        return tuple(t.turn() if isinstance(t, TurnDraft) else t for t in self.turns)
 
 
 @dataclass(frozen=True)
