@@ -36,6 +36,9 @@ VERSION_TIMEOUT_S = 20.0
 #: What the version check passes on from the caller's environment (finding the binary and
 #: its interpreter); everything else, HOME included, is private to the check.
 VERSION_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "TERM")
+#: How much of a failed ``--version``'s stderr the refusal quotes (its last lines).
+STDERR_LINES = 3
+STDERR_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,34 @@ def _version(argv: list[str]) -> tuple[str | None, str | None]:
     )
     try:
         done = run_quick([*argv, "--version"], env=env, cwd=scratch, timeout_s=VERSION_TIMEOUT_S)
-    except (OSError, subprocess.SubprocessError) as exc:
+    except subprocess.CalledProcessError as exc:
+        return None, _failed(exc)
+    except subprocess.TimeoutExpired:
+        return None, f"no answer in {VERSION_TIMEOUT_S:.0f} s"
+    except OSError as exc:
         return None, f"{type(exc).__name__}: {exc}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     text = (done.stdout or done.stderr).decode(errors="replace").strip().splitlines()
     return (text[0][:120] if text else None), None
+
+
+def _failed(exc: subprocess.CalledProcessError) -> str:
+    """Why ``--version`` failed: its exit status, the last lines it wrote on stderr, and
+    (since the check ran it with a private HOME) what to do when it needs the caller's."""
+    said = (exc.stderr or exc.stdout or b"").decode(errors="replace").strip().splitlines()
+    tail = " | ".join(line.strip() for line in said[-STDERR_LINES:] if line.strip())
+    status = (
+        f"killed by signal {-exc.returncode}"
+        if exc.returncode < 0
+        else f"exit status {exc.returncode}"
+    )
+    return (
+        f"{status}" + (f": {tail[:STDERR_CHARS]}" if tail else ", nothing on stderr") + "; "
+        "the check runs it with a private, empty HOME and TMPDIR (so it never writes into "
+        "yours): a wrapper that finds its runtime through $HOME fails there, so give "
+        "--agent-bin the executable itself, or a wrapper that does not depend on HOME"
+    )
 
 
 def check_agent(agent: AgentAdapter) -> AgentCheck:

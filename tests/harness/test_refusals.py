@@ -145,3 +145,21 @@ def test_the_agents_own_behaviours_underlie_each_models() -> None:
     assert agent.behaviours_for("sim/honest") == "slow=2,honest"  # type: ignore[attr-defined]
     assert agent.default_models() == ("sim/slow=2,no-spawn",)
     assert agent.behaviours_for("sim/slow=2,no-spawn") == "slow=2,no-spawn"  # type: ignore[attr-defined]
+
+
+def test_a_version_check_that_fails_shows_why_and_what_to_do(tmp_path: Path) -> None:
+    """A wrapper that finds its runtime through $HOME exits 127 under the check's private
+    HOME: the refusal quotes what it said, says the HOME was private and how to fix it."""
+    wrapper = tmp_path / "claude"
+    wrapper.write_text('#!/bin/sh\nexec "$HOME/.local/share/runtime/node" cli.js "$@"\n')
+    wrapper.chmod(0o755)
+    runs = tmp_path / "runs"
+    code, out, err = invoke(
+        "run", "--fixture", TINY, "--agent", "claude-code", "--model", "anthropic/x",
+        "--agent-bin", str(wrapper), "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert code == 3 and out == ""
+    (line,) = err.strip().splitlines()
+    assert "exit status 127" in line and "runtime/node" in line  # the wrapper's own words
+    assert "private, empty HOME" in line and "does not depend on HOME" in line
+    assert nothing_written(runs)
