@@ -152,6 +152,8 @@ class AgentAdapter(ABC):
     #: The environment variable naming the agent's binary for the test tiers and ``selftest``
     #: when ``--agent-bin`` is not given (e.g. ``CLAUDE_CODE_BIN``); None: only PATH.
     binary_env: ClassVar[str | None] = None
+    #: What gives the agent its credentials, as a refusal or a failed login names it.
+    credentials_hint: ClassVar[str] = "the agent's credentials"
     #: The longest Unix socket path the agent binds below its workdir (relative to it): the
     #: workdir is placed where that path fits the kernel's 108-byte limit. None: no socket.
     longest_socket: ClassVar[str | None] = None

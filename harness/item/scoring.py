@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.agents import LEGACY_AGENT_KIND, adapter_for_meta
+from harness.agents import LEGACY_AGENT_KIND, adapter_class, adapter_for_meta
 from harness.errors import BundleError, HarnessError
 from harness.files import open_regular
 from harness.model.item import ItemCost, ItemResult, RunFacts
@@ -137,6 +137,14 @@ def _stderr_tail(item_dir: Path) -> str | None:
     return text or None
 
 
+def _credentials_hint(meta: dict[str, Any]) -> str:
+    """What gives the item's agent its credentials (its adapter's hint)."""
+    try:
+        return adapter_class(str(meta.get("agent_kind") or LEGACY_AGENT_KIND)).credentials_hint
+    except HarnessError:
+        return "the agent's credentials"
+
+
 def facts_from_meta(meta: dict[str, Any], assessed: Assessment, item_dir: Path) -> RunFacts:
     """Decide whether the launch ever got going (CONTRACT §5: errors are not failures), and
     whether the provider ended the run (``scorers.provider``: an error too, never the
@@ -176,6 +184,13 @@ def facts_from_meta(meta: dict[str, Any], assessed: Assessment, item_dir: Path) 
     elif not timed_out and not score.model_reached:
         if score.failed_assistant_messages > 0:
             error = "model never reached: every assistant message ended in error"
+            refused = [f for f in faults.evidence if f.kind == "auth"]
+            if refused:  # say so on the console line, and what to check
+                status = f" ({refused[0].status})" if refused[0].status is not None else ""
+                error = (
+                    f"model never reached: authentication failed{status}; check "
+                    f"{_credentials_hint(meta)}"
+                )
         elif exit_code not in (0, None):
             error = f"agent exited {exit_code} before reaching the model"
         else:

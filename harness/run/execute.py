@@ -61,7 +61,7 @@ from harness.report.progress import Progress
 from harness.run.attempts import run_attempts, run_policy
 from harness.run.breaker import CircuitBreaker
 from harness.run.budget import BudgetTracker, check_budget_plan
-from harness.run.preflight import require_agent
+from harness.run.preflight import require_agent, require_credentials
 from harness.run.scheduler import Scheduler, provider_of
 from harness.runs.catalog import RUN_FILE, owner_record
 from harness.runs.lock import hold_run_dir
@@ -202,6 +202,8 @@ def execute_run(
     identity = plan_identity(config, fixtures)
     # A run that could only error is refused here (every agent's binary runs).
     versions = tuple(require_agent(agent).version for agent in config.agents)
+    for agent in config.agents:  # and could authenticate
+        require_credentials(agent, dict(config.extra_env))
     if config.max_cost_usd is not None:
         from harness.pricing import unpriced_models
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,6 +121,18 @@ def require_agent(agent: AgentAdapter) -> AgentCheck:
     return found
 
 
+def require_credentials(agent: AgentAdapter, extra_env: Mapping[str, str] | None = None) -> None:
+    """Refuse (one line naming what to set) a real agent whose credentials check fails: its
+    every item could only fail to authenticate. ``extra_env`` is what the run adds to the
+    items' environment (the selftest's scripted endpoint)."""
+    for name, ok, detail in agent.preflight({**os.environ, **(extra_env or {})}):
+        if name == "credentials" and not ok:
+            raise AgentLaunchError(
+                f"{agent.label()} has no credentials ({detail}): set them before a run "
+                "(`run --dry-run` lists every check)"
+            )
+
+
 @dataclass(frozen=True)
 class DryRun:
     items: tuple[str, ...]
@@ -202,4 +215,12 @@ def _price_line(model: str, table: PriceTable | None) -> str:
     return f"{model}: {rates} per M input / output / cache read / cache write ({found.detail})"
 
 
-__all__ = ["AgentLaunchError", "Check", "DryRun", "check_agent", "dry_run", "require_agent"]
+__all__ = [
+    "AgentLaunchError",
+    "Check",
+    "DryRun",
+    "check_agent",
+    "dry_run",
+    "require_agent",
+    "require_credentials",
+]

@@ -163,3 +163,30 @@ def test_a_version_check_that_fails_shows_why_and_what_to_do(tmp_path: Path) -> 
     assert "exit status 127" in line and "runtime/node" in line  # the wrapper's own words
     assert "private, empty HOME" in line and "does not depend on HOME" in line
     assert nothing_written(runs)
+
+
+def test_a_real_agent_without_credentials_is_refused_before_a_run_dir_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key for the agent's provider: one line naming the variable, exit 3, no run dir
+    (nothing becomes ``latest``), where the run used to go on to 'model never reached'."""
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    fake = tmp_path / "claude"
+    fake.write_text('#!/bin/sh\necho "2.1.332 (Claude Code)"\n')
+    fake.chmod(0o755)
+    runs = tmp_path / "runs"
+    code, out, err = invoke(
+        "run", "--fixture", TINY, "--agent", "claude-code", "--model", "anthropic/x",
+        "--agent-bin", str(fake), "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert code == 3 and out == ""
+    (line,) = err.strip().splitlines()
+    assert "claude-code has no credentials" in line and "ANTHROPIC_API_KEY" in line
+    assert nothing_written(runs)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-placeholder")  # with one, it would run
+    code, out, _ = invoke(
+        "run", "--fixture", TINY, "--agent", "claude-code", "--model", "anthropic/x",
+        "--agent-bin", str(fake), "--runs-dir", str(runs), "--dry-run",
+    )  # fmt: skip
+    assert code == 0 and "ok   credentials: ANTHROPIC_API_KEY" in out

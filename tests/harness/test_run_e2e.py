@@ -120,6 +120,8 @@ def test_model_never_reached_is_an_infrastructure_error(tmp_path: Path) -> None:
     assert item.status == "error" and item.resolved is False
     assert "model never reached" in item.facts.error
     assert "401" in (item.facts.agent_error or "")
+    # The one-line cause says the provider refused the login, and what gives the credentials.
+    assert "authentication failed (401); check auth.json" in item.facts.error
     assert outcome.exit_code == EXIT_INFRA
     assert outcome.report.summary[0].n == 0 and outcome.report.summary[0].errors == 1
 

@@ -51,6 +51,7 @@ class ClaudeCodeAdapter(AgentAdapter):
     #: The model API the client speaks (the scripted model server serves it in selftest).
     model_api: ClassVar[str | None] = "anthropic-messages"
     binary_env: ClassVar[str | None] = "CLAUDE_CODE_BIN"
+    credentials_hint: ClassVar[str] = "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"
     install_hint: ClassVar[str] = pinned_install_hint("claude-code", CLAUDE_CODE_VERSION, "claude")
     pinned_version: ClassVar[str | None] = CLAUDE_CODE_VERSION
     agent_env_allowed: ClassVar[Mapping[str, str]] = {

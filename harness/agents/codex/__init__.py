@@ -65,6 +65,7 @@ class CodexAdapter(AgentAdapter):
     default_binary: ClassVar[str | None] = "codex"
     model_api: ClassVar[str | None] = MODEL_API
     binary_env: ClassVar[str | None] = "CODEX_BIN"
+    credentials_hint: ClassVar[str] = "OPENAI_API_KEY"
     takes_options: ClassVar[bool] = True
     install_hint: ClassVar[str] = pinned_install_hint("codex", CODEX_VERSION, "codex")
     pinned_version: ClassVar[str | None] = CODEX_VERSION

@@ -60,6 +60,7 @@ class OpenCodeAdapter(AgentAdapter):
     default_binary: ClassVar[str | None] = "opencode"
     model_api: ClassVar[str | None] = MODEL_API
     binary_env: ClassVar[str | None] = "OPENCODE_BIN"
+    credentials_hint: ClassVar[str] = "ANTHROPIC_API_KEY"
     install_hint: ClassVar[str] = pinned_install_hint("opencode", OPENCODE_VERSION, "opencode")
     pinned_version: ClassVar[str | None] = OPENCODE_VERSION
     agent_env_note: ClassVar[str] = (

@@ -104,6 +104,9 @@ class PrimeAgentAdapter(AgentAdapter):
     default_binary: ClassVar[str | None] = "prime-agent"
     model_api: ClassVar[str | None] = "openai-completions"
     binary_env: ClassVar[str | None] = "PRIME_AGENT_BIN"
+    credentials_hint: ClassVar[str] = (
+        "auth.json in the agent home, or a provider's *_API_KEY variable"
+    )
     #: Its session workers listen in ``$TMPDIR/prime-agent-<uid>/`` (the item's ``tmp/``):
     #: a path over the kernel's limit makes the daemon fail ("Timed out connecting to
     #: daemon session worker"). 10-digit uid, 12-hex ids.

@@ -50,6 +50,8 @@ def credential_checks(home: Path, env: Mapping[str, str]) -> list[tuple[str, boo
             True,
             f"no {auth}; provider keys in the environment: {', '.join(keys)}",
         )
+    elif (home / "models.json").is_file():  # a custom provider's key may be in it
+        found = ("credentials", True, f"no {auth}; {home / 'models.json'} defines providers")
     else:
         found = ("credentials", False, f"no {auth} and no *{API_KEY_SUFFIX} variable")
     models = home / "models.json"
