@@ -114,6 +114,8 @@ class RunConfig:
     runs_dir: Path = Path("runs")
     keep_workdir: bool = False
     baseline: Path | None = None
+    #: ``--compare-shared-only``: against the baseline, only the cells both runs ran.
+    compare_shared_only: bool = False
     threshold: float = DEFAULT_THRESHOLD
     #: The gates that make the exit code 1, comma-joined (``regression,cost``).
     fail_on: str = "unresolved"

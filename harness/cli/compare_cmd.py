@@ -12,6 +12,7 @@ from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import (
     RunDirType,
+    compare_shared_only_option,
     cost_threshold_option,
     fail_on_option,
     runs_dir_option,
@@ -23,6 +24,7 @@ from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED, UsageError
 @click.command("compare")
 @click.argument("baseline", type=RunDirType(exists=True, path_type=Path))
 @click.argument("candidate", type=RunDirType(exists=True, path_type=Path), required=False)
+@compare_shared_only_option
 @threshold_option
 @cost_threshold_option
 @option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
@@ -39,6 +41,7 @@ from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED, UsageError
 def compare_cmd(
     baseline: Path | str,
     candidate: Path | str | None,
+    shared_only: bool,
     threshold: float,
     cost_threshold: float,
     as_json: bool,
@@ -64,7 +67,9 @@ def compare_cmd(
     baseline, candidate = resolve_run(baseline, runs_dir), resolve_run(candidate, runs_dir)
     base, cand = load_report(baseline), load_report(candidate)
     run = BaselineRun(base.run_id, base.options.agent, base.options.models, base.created_at)
-    result = compare(base.items, cand.items, threshold, str(baseline), run, cost_threshold)
+    result = compare(
+        base.items, cand.items, threshold, str(baseline), run, cost_threshold, shared_only
+    )
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:

@@ -69,6 +69,18 @@ FAIL_ON_HELP = {
 }
 
 
+def compare_shared_only_option(func: F) -> F:
+    """``--compare-shared-only``: compare only the cells both runs ran."""
+    return option(
+        "--compare-shared-only",
+        "shared_only",
+        is_flag=True,
+        help="Compare only the fixture x agent x model cells both runs ran (a smoke run "
+        "against a full baseline): a cell only one of them ran is listed but fails no gate; "
+        "one whose items all errored still does.",
+    )(func)
+
+
 def fail_on_option(default: str, choices: tuple[str, ...]) -> Callable[[F], F]:
     """``--fail-on``: what makes the exit code 1 (one vocabulary for every command); several
     gates combine (``--fail-on regression --fail-on cost``) into one comma-joined value in

@@ -17,6 +17,7 @@ from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 from harness.cli.params import (
     RunDirType,
+    compare_shared_only_option,
     cost_threshold_option,
     fail_on_option,
     runs_dir_option,
@@ -160,6 +161,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     help="A previous run dir or report.json to compare this run against, or 'latest' "
     "(the newest finished run under --runs-dir).",
 )
+@compare_shared_only_option
 @threshold_option
 @cost_threshold_option
 @fail_on_option("unresolved", ("unresolved", "regression", "cost"))
@@ -323,6 +325,7 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         runs_dir=options["runs_dir"],
         keep_workdir=options["keep_workdir"],
         baseline=options["baseline"],
+        compare_shared_only=options["shared_only"],
         threshold=options["threshold"],
         fail_on=options["fail_on"],
         cost_threshold=options["cost_threshold"],

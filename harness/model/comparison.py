@@ -14,7 +14,7 @@ from harness.model.summary import DiffSummary
 #: 3: ``cost``: the candidate/baseline ratio of mean cost per item, with its verdict;
 #: ``sequential``: the anytime-valid verdict of a ``--trials auto`` run.
 #: 4: cells (fixtures, missing ones, cost ratios) carry ``agent`` (report schema 7).
-COMPARISON_SCHEMA_VERSION = 4
+COMPARISON_SCHEMA_VERSION = 5
 
 Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
 
@@ -196,6 +196,18 @@ class SequentialVerdict(Record):
     method: str = "beta-binomial-mixture-product-bonferroni"
 
 
+#: How a cell one run did not run is explained (``Missing.reason``).
+NOT_RUN_BY = "not run by the "
+#: Fewer shared cells than this: the verdict line warns the comparison has little power.
+FEW_SHARED_CELLS = 3
+
+
+def not_run(missing: Missing) -> bool:
+    """Whether a cell is missing because one run did not run it (not because its items all
+    errored): what ``--compare-shared-only`` forgives."""
+    return missing.reason.startswith(NOT_RUN_BY)
+
+
 @dataclass(frozen=True)
 class Comparison(Record):
     """The ``comparison`` object of a candidate report."""
@@ -217,7 +229,25 @@ class Comparison(Record):
     cost: CostComparison | None = None
     #: ``--trials auto``: the sequential verdict the gate reads (None: fixed trials).
     sequential: SequentialVerdict | None = None
+    #: ``--compare-shared-only``: only the cells both runs ran count; one the other run
+    #: did not run is listed as missing but fails no gate (one whose items all errored
+    #: still does).
+    shared_only: bool = False
+    #: Cells (fixture x agent x model) the baseline scored: what "compared on N of M" counts.
+    baseline_cells: int | None = None
     schema_version: int = COMPARISON_SCHEMA_VERSION
+
+    def shared_line(self) -> str | None:
+        """``compared on 2 of 11 baseline cells (--compare-shared-only: ...)``, or None."""
+        if not self.shared_only:
+            return None
+        line = (
+            f"compared on {len(self.fixtures)} of {self.baseline_cells or 0} baseline "
+            "cells (--compare-shared-only: cells only one run ran are not compared)"
+        )
+        if len(self.fixtures) < FEW_SHARED_CELLS:
+            line += f"; with fewer than {FEW_SHARED_CELLS} cells the verdict has little power"
+        return line
 
     def failing(self, fail_on: tuple[str, ...]) -> tuple[str, ...]:
         """Why the gates ``fail_on`` names fail (empty: they pass): the rate gate

@@ -1,4 +1,7 @@
-"""Reading reports of earlier schema versions (2 to 7) as the current one (8).
+"""Reading reports of earlier schema versions (2 to 8) as the current one (9).
+
+Version 8 differs from 9 in its comparison only: it compared every cell (there was no
+``--compare-shared-only``) and did not record how many cells the baseline scored.
 
 Version 6 differs from 7 in lacking the agent dimension: every run had one agent, so its
 items, summaries and overall rates take the run's agent label, its options list that one
@@ -308,18 +311,34 @@ def upgrade_v7(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "options": upgrade_options(data.get("options") or {}), "provider": None}
 
 
+def upgrade_v8(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 8 report as version 9: its comparison compared every cell (no
+    ``--compare-shared-only`` then) and did not record how many the baseline had."""
+    comparison = data.get("comparison")
+    if comparison is not None:
+        comparison = {
+            **comparison,
+            "shared_only": False,
+            "baseline_cells": None,
+            "schema_version": COMPARISON_SCHEMA_VERSION,
+        }
+    return {**data, "comparison": comparison}
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2 to 7 report in the current shape (see the module docstring)."""
+    """A version 2 to 8 report in the current shape (see the module docstring)."""
     version = data.get("schema_version")
+    if version == 8:
+        return upgrade_v8(data)
     if version == 7:
-        return upgrade_v7(data)
+        return upgrade_v8(upgrade_v7(data))
     if version == 6:
-        return upgrade_v7(upgrade_v6(data))
+        return upgrade_v8(upgrade_v7(upgrade_v6(data)))
     if version == 5:
-        return upgrade_v7(upgrade_v6(upgrade_v5(data)))
+        return upgrade_v8(upgrade_v7(upgrade_v6(upgrade_v5(data))))
     if version == 4:
-        return upgrade_v7(upgrade_v6(upgrade_v5(upgrade_v4(data))))
-    return upgrade_v7(upgrade_v6(upgrade_v5(_upgrade_v2_v3(data))))
+        return upgrade_v8(upgrade_v7(upgrade_v6(upgrade_v5(upgrade_v4(data)))))
+    return upgrade_v8(upgrade_v7(upgrade_v6(upgrade_v5(_upgrade_v2_v3(data)))))
 
 
 def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:

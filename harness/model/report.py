@@ -35,10 +35,12 @@ from scorers.criteria import criterion_names
 #: several agents has ``agents``, its agents side by side. 8: provider faults: items carry
 #: ``facts.provider_faults``, ``attempts`` and their ``earlier`` attempts, options the
 #: retry settings (``retries``, ``retry_backoff_s``, ``max_provider_errors``) and the
-#: agents' own settings (``agent_env``), the run its ``provider`` health.
-REPORT_SCHEMA_VERSION = 8
+#: agents' own settings (``agent_env``), the run its ``provider`` health. 9: the
+#: comparison says whether it compared only the cells both runs ran (``shared_only``,
+#: ``--compare-shared-only``) and how many cells the baseline scored (``baseline_cells``).
+REPORT_SCHEMA_VERSION = 9
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 

@@ -270,7 +270,12 @@ def verdict_line(report: RunReport) -> str:
         cost += f"; sequential: {cmp.sequential.status}"
     if cmp.cost is not None:
         cost = f"; cost {cmp.cost.overall.verdict} ({format_ratio(cmp.cost.overall.ratio)})"
-    return f"{head}; vs baseline: {o.verdict} ({format_pp(o.delta)}){cost}; {gate}"
+    shared = (
+        f" on {len(cmp.fixtures)} of {cmp.baseline_cells or 0} baseline cells"
+        if cmp.shared_only
+        else ""
+    )
+    return f"{head}; vs baseline{shared}: {o.verdict} ({format_pp(o.delta)}){cost}; {gate}"
 
 
 def budget_line(report: RunReport) -> str | None:

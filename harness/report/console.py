@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.model.comparison import fail_on_parts
+from harness.model.comparison import fail_on_parts, not_run
 from harness.model.provider_text import health_line
 from harness.model.report import RunReport
 from harness.model.text import (
@@ -85,11 +85,18 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
             f"vs baseline{' (fixed-sample, for reference)' if seq is not None else ''}: "
             f"{o.verdict} ({format_pp(o.delta)}{ci})"
         )
+        shared = cmp.shared_line()
+        if shared is not None:
+            lines.append(shared)
         for side, missing in (
             ("candidate", cmp.missing_in_candidate),
             ("baseline", cmp.missing_in_baseline),
         ):
-            lines.extend(f"missing in the {side}: {m.label()}" for m in missing)
+            lines.extend(
+                f"missing in the {side}: {m.label()}"
+                for m in missing
+                if not (cmp.shared_only and not_run(m))  # counted in the line above
+            )
         if cmp.cost is not None:
             lines.append(f"vs baseline {cost_comparison_line(cmp.cost)}")
         # The gates --fail-on names; the rate gate's verdict is told even when none is.

@@ -143,6 +143,9 @@ def comparison_html(cmp: Comparison, fail_on: str = "") -> str:
         )
     if cmp.error:
         parts.append(f'<p class="gate-fail">Comparison failed: {esc(cmp.error)}</p>')
+    shared = cmp.shared_line()
+    if shared is not None:
+        parts.append(f'<p id="shared-only" class="meta">{esc(shared)}</p>')
     parts.extend(_missing(cmp, "the candidate", "the baseline", 'id="missing-in-{side}"'))
     if cmp.fixtures:
         parts.append(charts.forest_chart(cmp))

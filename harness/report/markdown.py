@@ -288,6 +288,9 @@ def comparison_markdown(cmp: Comparison) -> list[str]:
             + ". The fixed-sample verdict above is for reference: its interval is not valid "
             "after a stop that depended on the results."
         )
+    shared = cmp.shared_line()
+    if shared is not None:
+        lines.append(shared[0].upper() + shared[1:] + ".")
     lines.append(
         "Gate (`--fail-on regression`): "
         + ("passes" if cmp.gate.passed else "FAILS: " + "; ".join(cmp.gate.reasons))

@@ -449,6 +449,7 @@ def _execute_locked(
         started_at=started,
         sequential=planner.outcomes() if planner is not None else None,
         stopped=breaker.reason,
+        shared_only=config.compare_shared_only,
     )
     report = replace(report, budget=spent)
     if full_disk:

@@ -42,6 +42,7 @@ def build_report(
     started_at: dt.datetime | None = None,
     sequential: Mapping[tuple[str, str, str], SequentialCell] | None = None,
     stopped: str | None = None,
+    shared_only: bool = False,
 ) -> RunReport:
     """The report of a run's items (``stopped``: why the circuit breaker stopped it)."""
     now = dt.datetime.now(dt.UTC)
@@ -57,7 +58,7 @@ def build_report(
         comparison=(
             None
             if baseline is None
-            else safe_compare(baseline, items, threshold, cost_threshold, sequential)
+            else safe_compare(baseline, items, threshold, cost_threshold, sequential, shared_only)
         ),
         not_started=tuple(not_started),
         agents=agents_comparison(
@@ -76,6 +77,7 @@ def safe_compare(
     threshold: float,
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
     sequential: Mapping[tuple[str, str, str], SequentialCell] | None = None,
+    shared_only: bool = False,
 ) -> Comparison:
     """Compare against ``baseline`` (with ``sequential``: the gate reads the cells'
     anytime-valid verdicts); any failure becomes a comparison that fails the gate,
@@ -85,7 +87,9 @@ def safe_compare(
         run = BaselineRun(
             report.run_id, report.options.agent, report.options.models, report.created_at
         )
-        result = compare(report.items, items, threshold, str(baseline), run, cost_threshold)
+        result = compare(
+            report.items, items, threshold, str(baseline), run, cost_threshold, shared_only
+        )
         return result if sequential is None else with_sequential(result, sequential)
     except Exception as exc:  # the report must be written whatever went wrong
         return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")

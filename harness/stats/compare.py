@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from harness.model.comparison import (
     DEFAULT_COST_THRESHOLD,
+    NOT_RUN_BY,
     BaselineRun,
     Comparison,
     DiffAsSample,
@@ -29,6 +30,7 @@ from harness.model.comparison import (
     RateDiff,
     SequentialVerdict,
     cell_label,
+    not_run,
 )
 from harness.model.item import ItemResult
 from harness.model.summary import MEASURES, DiffSummary, SequentialCell
@@ -160,7 +162,7 @@ def _missing(
         why = (
             f"all {group.errored} {label} items errored"
             if group is not None and group.errored
-            else f"not run by the {label}"
+            else f"{NOT_RUN_BY}{label}"
         )
         out.append(Missing(key[0], key[1], key[2], why))
     return tuple(out)
@@ -173,8 +175,10 @@ def compare(
     baseline_label: str,
     baseline_run: BaselineRun | None = None,
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
+    shared_only: bool = False,
 ) -> Comparison:
-    """The ``comparison`` object of a candidate report (fields documented in README)."""
+    """The ``comparison`` object of a candidate report (fields documented in README);
+    ``shared_only``: a cell only one run ran is listed but fails no gate."""
     pair = pairing(baseline, candidate)
     cand_label = pair.model_label
     base_g, cand_g = _groups(baseline, pair), _groups(candidate, pair)
@@ -203,6 +207,8 @@ def compare(
             ties=len(fixtures) - wins - losses,
             missing_in_candidate=_missing(cand_g, base_g, "candidate"),
             missing_in_baseline=_missing(base_g, cand_g, "baseline"),
+            shared_only=shared_only,
+            baseline_cells=sum(1 for g in base_g.values() if g.scored),
             error=None,
             gate=Gate(True, ()),
             cost=compare_costs(
@@ -330,7 +336,11 @@ def gate(comparison: Comparison) -> Gate:
         ("candidate", comparison.missing_in_candidate),
         ("baseline", comparison.missing_in_baseline),
     ):
-        reasons.extend(f"missing in the {side}: {m.label()}" for m in missing)
+        reasons.extend(
+            f"missing in the {side}: {m.label()}"
+            for m in missing
+            if not (comparison.shared_only and not_run(m))
+        )
     overall = comparison.overall
     if not comparison.error and not comparison.fixtures:
         reasons.append("no fixture x model scored by both runs")

@@ -219,3 +219,51 @@ def test_a_criterion_the_baseline_never_recorded_is_undefined_not_a_drop() -> No
     assert f.criteria["receipts"].delta is None
     assert f.criteria["coverage"].delta == 0.0
     assert result.gate.passed
+
+
+def test_a_smoke_run_against_a_full_baseline_with_compare_shared_only(
+    tmp_path: Path, two_fixtures: list[str]
+) -> None:
+    """A candidate of one fixture against a baseline of two: without the flag the missing
+    fixture fails the gate; with it only the shared cell is compared, the report records
+    it and the verdict line and console say on how many cells, with the power warning."""
+    _run(tmp_path / "base", two_fixtures, "honest")
+    baseline = str(_run_dir(tmp_path / "base"))
+    proc = _run(
+        tmp_path / "cand", two_fixtures[:1], "honest",
+        "--compare-baseline", baseline, "--fail-on", "regression", "--compare-shared-only",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "compared on 1 of 2 baseline cells (--compare-shared-only" in proc.stdout
+    assert "little power" in proc.stdout and "missing in the candidate" not in proc.stdout
+    run = _run_dir(tmp_path / "cand")
+    report = json.loads((run / "report.json").read_text())
+    cmp = report["comparison"]
+    assert cmp["shared_only"] is True and cmp["baseline_cells"] == 2
+    assert [m["fixture"] for m in cmp["missing_in_candidate"]] == ["tiny-b"]  # still listed
+    md = (run / "report.md").read_text()
+    assert "vs baseline on 1 of 2 baseline cells: " in md and "Compared on 1 of 2" in md
+    html = (run / "report.html").read_text()
+    assert 'id="shared-only"' in html
+    # `compare` takes the same flag; without it the same pair fails the gate.
+    proc = harness("compare", baseline, str(run), "--fail-on", "regression")
+    assert proc.returncode == 1 and "missing in the candidate: tiny-b" in proc.stderr
+    proc = harness(
+        "compare", baseline, str(run), "--fail-on", "regression", "--compare-shared-only"
+    )
+    assert proc.returncode == 0 and "Compared on 1 of 2 baseline cells" in proc.stdout
+
+
+def test_shared_only_still_fails_a_cell_whose_items_all_errored() -> None:
+    base = _items("a", [True] * 3) + _items("b", [True] * 3) + _items("c", [True] * 3)
+    cand = _items("a", [True] * 3) + _items("b", [False] * 3, status="error")
+    result = compare(base, cand, 0.05, "base", shared_only=True)
+    assert result.shared_only and result.baseline_cells == 3
+    assert result.gate.reasons == (
+        "missing in the candidate: b:m (all 3 candidate items errored)",
+    )  # c was not run: forgiven; b ran and lost everything: not
+    assert (
+        compare(base, cand, 0.05, "base")
+        .gate.reasons[-1]
+        .startswith("missing in the candidate: c:m (not run")
+    )

@@ -199,6 +199,19 @@ def test_version_6_reads_as_one_agent_everywhere() -> None:
     assert [s.rate for s in report.summary] == [s["rate"] for s in raw["summary"]]
 
 
+def test_version_8_reads_as_a_comparison_of_every_cell() -> None:
+    """Before --compare-shared-only: a comparison compared every cell (a fixture only the
+    baseline ran failed its gate) and did not record how many cells the baseline had."""
+    report = load_report(REPORTS / "v8.json")
+    jsonschema.validate(report.to_dict(), report_schema())
+    cmp = report.comparison
+    assert report.schema_version == REPORT_SCHEMA_VERSION and cmp is not None
+    assert cmp.shared_only is False and cmp.baseline_cells is None and cmp.shared_line() is None
+    assert [m.fixture for m in cmp.missing_in_candidate] == ["csv-prices"]
+    assert not cmp.gate.passed
+    assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+
+
 def test_version_7_reads_with_one_attempt_per_item_and_no_faults_recorded() -> None:
     """Before provider faults: every item ran once and recorded no faults (not "none"), the
     run had no retries and no breaker, and no provider health."""
