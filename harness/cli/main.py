@@ -6,7 +6,7 @@ import gc
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -44,12 +44,36 @@ class HarnessGroup(click.Group):
     loading) and every other command.
     """
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:  # the group's own options, an unknown command
+            refuse(exc)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             click.echo("\ninterrupted", err=True)
             exit_interrupted()
+        except click.ClickException as exc:  # a command's options and arguments
+            refuse(exc)
+
+
+def refuse(exc: click.ClickException) -> NoReturn:
+    """A usage error in one line, like every other refusal (``error: ...``), with where
+    the help is, and click's exit code for it (2 for usage)."""
+    message = " ".join(exc.format_message().split())
+    ctx = exc.ctx if isinstance(exc, click.UsageError) else None
+    hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+    click.echo(f"error: {message}{hint}", err=True)
+    sys.exit(exc.exit_code)
 
 
 @click.group(

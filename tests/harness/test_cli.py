@@ -256,3 +256,30 @@ def test_fixture_all_refuses_a_broken_fixture(tmp_path: Path) -> None:
     manifest["name"] = "mended"
     (root / "broken" / "fixture.json").write_text(json.dumps(manifest))
     assert sorted(fx.manifest.name for fx in load_fixtures(config)) == ["mended", "tiny"]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["run", "--trials", "0"], "Invalid value for '--trials'"),
+        (["compare", "/no/such/baseline"], "does not exist"),
+        (["run", "--compare-baseline", "/no/such/run"], "does not exist"),
+        (["nope"], "No such command 'nope'"),
+        (["--bogus"], "No such option '--bogus'"),
+        (["show"], "Missing argument"),
+        (["runs", "list", "--bogus"], "No such option"),
+    ],
+)
+def test_every_usage_error_is_one_line_with_exit_2(args: list[str], words: str) -> None:
+    """One error style: click's own usage errors read like every other refusal (one
+    ``error:`` line naming where the help is), not a three-line Usage/Try/Error block."""
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and words in line and "--help)" in line
+    assert "Usage:" not in result.stderr and result.stdout == ""
+
+
+def test_help_still_works() -> None:
+    result = CliRunner().invoke(cli, ["run", "--help"])
+    assert result.exit_code == 0 and result.stdout.startswith("Usage:")
