@@ -28,7 +28,7 @@ from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED, UsageError
 @threshold_option
 @cost_threshold_option
 @option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
-@fail_on_option("none", ("none", "regression", "cost"))
+@fail_on_option("none")
 @option(
     "--reference",
     default=None,
@@ -75,6 +75,10 @@ def compare_cmd(
     else:
         click.echo("\n".join(comparison_markdown(result)).strip())
     reasons = result.failing(fail_on_parts(fail_on))
+    if "unresolved" in fail_on_parts(fail_on):
+        unresolved = sum(1 for i in cand.items if i.status == "unresolved")
+        if unresolved:
+            reasons += (f"{unresolved} of the candidate's {len(cand.items)} items unresolved",)
     if reasons:
         click.echo("gate fails: " + "; ".join(reasons), err=True)
         sys.exit(EXIT_UNRESOLVED)

@@ -65,7 +65,7 @@ FAIL_ON_HELP = {
     "regression": "the comparison gate fails (an overall regression, or a fixture x model "
     "only one run scored)",
     "cost": "the candidate is costlier than the baseline (overall, beyond --cost-threshold)",
-    "none": "never (report only)",
+    "none": "no result (report only; a run that could not run still exits 3)",
 }
 
 
@@ -81,10 +81,12 @@ def compare_shared_only_option(func: F) -> F:
     )(func)
 
 
-def fail_on_option(default: str, choices: tuple[str, ...]) -> Callable[[F], F]:
-    """``--fail-on``: what makes the exit code 1 (one vocabulary for every command); several
-    gates combine (``--fail-on regression --fail-on cost``) into one comma-joined value in
+def fail_on_option(default: str) -> Callable[[F], F]:
+    """``--fail-on``: what makes the exit code 1, the same values with the same meaning for
+    ``run`` and ``compare`` (only the default differs); several gates combine
+    (``--fail-on regression --fail-on cost``) into one comma-joined value in
     :data:`harness.model.comparison.FAIL_ON` order (``regression,cost``)."""
+    choices = FAIL_ON
     described = "; ".join(f"{c}: {FAIL_ON_HELP[c]}" for c in choices)
 
     def combine(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str:

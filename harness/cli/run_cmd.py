@@ -164,7 +164,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 @compare_shared_only_option
 @threshold_option
 @cost_threshold_option
-@fail_on_option("unresolved", ("unresolved", "regression", "cost"))
+@fail_on_option("unresolved")
 @option(
     "--prices",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -511,6 +511,8 @@ def exit_code_for(report: RunReport, fail_on: str) -> int:
         return EXIT_BUDGET
     parts = fail_on_parts(fail_on)
     statuses = {item.status for item in report.items}
+    if "none" in parts:  # report only: no result fails the run, but nothing ran is no result
+        return EXIT_INFRA if statuses == {"error"} else EXIT_RESOLVED
     gates = tuple(p for p in parts if p in ("regression", "cost"))
     if gates:
         # No evidence is no pass: the gate fails on a missing fixture or an empty candidate.

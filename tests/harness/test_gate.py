@@ -267,3 +267,32 @@ def test_shared_only_still_fails_a_cell_whose_items_all_errored() -> None:
         .gate.reasons[-1]
         .startswith("missing in the candidate: c:m (not run")
     )
+
+
+def test_fail_on_has_one_vocabulary_in_run_and_compare() -> None:
+    import click
+
+    from harness.cli.main import cli
+
+    def values(command: str) -> list[str]:
+        cmd = cli.commands[command]
+        (param,) = [p for p in cmd.params if p.name == "fail_on"]
+        assert isinstance(param.type, click.Choice)
+        return list(param.type.choices)
+
+    assert values("run") == values("compare") == ["unresolved", "regression", "cost", "none"]
+
+
+def test_fail_on_none_and_unresolved_mean_the_same_in_both_commands(
+    tmp_path: Path, two_fixtures: list[str]
+) -> None:
+    _run(tmp_path / "base", two_fixtures[:1], "honest")
+    baseline = str(_run_dir(tmp_path / "base"))
+    proc = _run(tmp_path / "cand", two_fixtures[:1], "wrong-answer", "--fail-on", "none")
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # report only
+    candidate = str(_run_dir(tmp_path / "cand"))
+    assert harness("compare", baseline, candidate).returncode == 0  # compare's default: none
+    proc = harness("compare", baseline, candidate, "--fail-on", "unresolved")
+    assert proc.returncode == 1 and "3 of the candidate's 3 items unresolved" in proc.stderr
+    proc = _run(tmp_path / "err", two_fixtures[:1], "model-error", "--fail-on", "none")
+    assert proc.returncode == 3  # nothing ran is no result, even when reporting only
