@@ -190,3 +190,10 @@ def test_a_real_agent_without_credentials_is_refused_before_a_run_dir_exists(
         "--agent-bin", str(fake), "--runs-dir", str(runs), "--dry-run",
     )  # fmt: skip
     assert code == 0 and "ok   credentials: ANTHROPIC_API_KEY" in out
+
+
+def test_a_fixture_name_typo_gets_a_did_you_mean(tmp_path: Path) -> None:
+    code, _, err = invoke("run", "--fixture", "json-event", "--runs-dir", str(tmp_path / "r"))
+    assert code == 2 and "did you mean json-events?" in err
+    code, _, err = invoke("run", "--fixture", "zzzzzz", "--runs-dir", str(tmp_path / "r"))
+    assert code == 2 and "did you mean" not in err and "known: " in err
