@@ -193,7 +193,11 @@ def test_a_real_agent_without_credentials_is_refused_before_a_run_dir_exists(
 
 
 def test_a_fixture_name_typo_gets_a_did_you_mean(tmp_path: Path) -> None:
-    code, _, err = invoke("run", "--fixture", "json-event", "--runs-dir", str(tmp_path / "r"))
+    code, _, err = invoke(
+        "run", "--agent", "sim", "--fixture", "json-event", "--runs-dir", str(tmp_path / "r")
+    )
     assert code == 2 and "did you mean json-events?" in err
-    code, _, err = invoke("run", "--fixture", "zzzzzz", "--runs-dir", str(tmp_path / "r"))
+    code, _, err = invoke(
+        "run", "--agent", "sim", "--fixture", "zzzzzz", "--runs-dir", str(tmp_path / "r")
+    )
     assert code == 2 and "did you mean" not in err and "known: " in err
