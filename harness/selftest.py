@@ -165,6 +165,8 @@ class SelftestOutcome:
     run_dir: Path
     #: The run's agents, in ``--agent`` order.
     agents: tuple[str, ...] = ()
+    #: What each agent's binary said to ``--version`` (None: a stand-in), in that order.
+    versions: tuple[str | None, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -320,7 +322,9 @@ def run_selftest(
         )
     labels = [a.label() for a in agents]
     rows.sort(key=lambda r: (r.fixture, labels.index(r.agent), scripts.index(r.case.script)))
-    return SelftestOutcome(tuple(rows), outcome.run_dir, tuple(labels))
+    said = {a.agent: a.version for a in outcome.report.options.agents}
+    versions = tuple(said.get(label) for label in labels)
+    return SelftestOutcome(tuple(rows), outcome.run_dir, tuple(labels), versions)
 
 
 def render_table(outcome: SelftestOutcome) -> str:
@@ -355,7 +359,18 @@ def render_table(outcome: SelftestOutcome) -> str:
             )
         )
     widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
-    lines = [
+    lines = (
+        [
+            "selftest of "
+            + ", ".join(
+                f"{agent} ({version or 'simulated'})"
+                for agent, version in zip(outcome.agents, outcome.versions, strict=False)
+            )
+        ]
+        if outcome.agents
+        else []
+    )
+    lines += [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in (header, *body)
     ]

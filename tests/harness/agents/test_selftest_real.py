@@ -69,6 +69,11 @@ def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
     rows = [line.split() for line in done.stdout.splitlines() if line.startswith("tiny ")]
     assert sorted(r[1] for r in rows) == sorted(scripts), done.stdout
     assert all(r[-1] == "ok" for r in rows), done.stdout
+    # The header names the agent and what its binary said to --version.
+    header = done.stdout.splitlines()[0]
+    label = selftest_run["agent"]
+    assert header.startswith(f"selftest of {label} (") and "simulated" not in header, header
+    assert any(ch.isdigit() for ch in header), header
 
 
 def test_nothing_is_created_under_home_or_tmpdir(selftest_run: dict) -> None:
