@@ -29,8 +29,14 @@ def runs_group() -> None:
     "fixture x model over time, each point linked to its run's report (every run rewrites "
     "it too).",
 )
+@option(
+    "--wide",
+    is_flag=True,
+    help="Every fixture and model of each run in full (by default a line fits 100 columns: "
+    "the first fixture and model, and how many more).",
+)
 @translate_errors
-def list_cmd(runs_dir: Path, as_json: bool, as_html: bool) -> None:
+def list_cmd(runs_dir: Path, as_json: bool, as_html: bool, wide: bool) -> None:
     """List the runs under --runs-dir, oldest first: status complete, interrupted or running."""
     from harness.runs.catalog import list_runs
 
@@ -78,64 +84,48 @@ def list_cmd(runs_dir: Path, as_json: bool, as_html: bool) -> None:
                 r.status,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    if not wide:  # one run a line within 100 columns: the run id already says when
+        rows = [_narrow(row, first=index == 0) for index, row in enumerate(rows)]
+    gap = "  " if wide else " "
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        click.echo(gap.join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
 
-@runs_group.command("prune")
-@runs_dir_option
-@option(
-    "--keep",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Keep the newest N runs; the older ones may go.",
-)
-@option(
-    "--older-than",
-    default=None,
-    metavar="AGE",
-    help="Only runs started longer ago than AGE may go: a number and a unit s, m, h, d or w "
-    "(30d, 12h, 2w).",
-)
-@option("--yes", is_flag=True, help="Delete them; without it, only say what would be deleted.")
-@translate_errors
-def prune_cmd(runs_dir: Path, keep: int | None, older_than: str | None, yes: bool) -> None:
-    """Delete old run directories under --runs-dir (a dry run unless --yes).
-
-    A run goes only when every rule given says so. Running runs, and the baseline or origin
-    of a run that stays, are always kept. The runs index is rewritten after a deletion.
-    """
-    from harness.model.text import plural
-    from harness.runs.index import write_index
-    from harness.runs.prune import dir_size, parse_age, plan_prune, remove_runs
-
-    plan = plan_prune(runs_dir, keep, parse_age(older_than) if older_than else None)
-    sizes = {r.run_id: dir_size(r.path) for r in plan.remove}
-    verb = "removing" if yes else "would remove"
-    for r in plan.remove:
-        click.echo(
-            f"{verb} {r.run_id}  {r.created_at[:16].replace('T', ' ')}  {r.agent}  "
-            f"{_mb(sizes[r.run_id])}"
-        )
-    for k in plan.kept:
-        click.echo(f"keeping {k.run.run_id}: {k.why}")
-    total = _mb(sum(sizes.values()))
-    if not plan.remove:
-        click.echo(f"nothing to remove under {runs_dir}")
-        return
-    if not yes:
-        click.echo(
-            f"{plural(len(plan.remove), 'run')}, {total} would be freed; add --yes to delete them"
-        )
-        return
-    removed, failed = remove_runs(plan.remove)
-    for k in failed:
-        click.echo(f"kept {k.run.run_id}: {k.why}", err=True)
-    freed = _mb(sum(sizes[r.run_id] for r in removed))
-    click.echo(f"removed {plural(len(removed), 'run')}, {freed} freed")
-    write_index(runs_dir)
+#: The widest a ``runs list`` cell of names (fixtures, models) gets without ``--wide``.
+NAMES_CHARS = 18
 
 
-def _mb(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"
+def _names(cell: str) -> str:
+    """``json-events +2``: the first of a comma-joined list and how many more, cut to
+    :data:`NAMES_CHARS`."""
+    names = [n for n in cell.split(",") if n]
+    if not names:
+        return ""
+    more = f" +{len(names) - 1}" if len(names) > 1 else ""
+    first = names[0]
+    if len(first) + len(more) > NAMES_CHARS:
+        first = first[: NAMES_CHARS - len(more) - 1] + "…"
+    return first + more
+
+
+def _tokens(cell: str) -> str:
+    """``426k``, ``1.2M``: a token count in at most five characters."""
+    if not cell.replace(",", "").isdigit():
+        return cell
+    count = int(cell.replace(",", ""))
+    if count < 10_000:
+        return cell
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1e6:.1f}M"
+
+
+def _narrow(row: tuple[str, ...], first: bool) -> tuple[str, ...]:
+    """The row without its date and trials, names and tokens shortened, an unpriced cost
+    said in a word."""
+    run, _, agent, fixtures, models, _, resolved, cost, tokens, status = row
+    if first:
+        return (run, agent, fixtures, models, resolved, cost, tokens, status)
+    cost = "unpriced" if cost.startswith("n/a") else cost
+    return (run, agent, _names(fixtures), _names(models), resolved, cost, _tokens(tokens), status)

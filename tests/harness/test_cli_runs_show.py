@@ -37,21 +37,21 @@ def test_runs_list(runs_dir: Path) -> None:
     code, out = invoke("runs", "list", "--runs-dir", str(runs_dir))
     assert code == 0
     lines = out.splitlines()
+    # One run a line within 100 columns; --wide gives every field in full.
     assert lines[0].split() == [
-        "run",
-        "date",
-        "agent",
-        "fixtures",
-        "models",
-        "trials",
-        "resolved",
-        "cost",
-        "tokens",
-        "status",
-    ]
+        "run", "agent", "fixtures", "models", "resolved", "cost", "tokens", "status",
+    ]  # fmt: skip
+    assert all(len(line) <= 100 for line in lines), lines
     assert "sim:honest" in lines[1] and "2/2 100%" in lines[1] and lines[1].endswith("complete")
-    assert "n/a (2 unpriced)" in lines[1]  # the sim's models have no price
+    assert " unpriced " in lines[1]  # the sim's models have no price
     assert "sim:wrong-answer" in lines[2] and "0/2 0%" in lines[2]
+    code, out = invoke("runs", "list", "--runs-dir", str(runs_dir), "--wide")
+    wide = out.splitlines()
+    assert wide[0].split() == [
+        "run", "date", "agent", "fixtures", "models", "trials", "resolved", "cost", "tokens",
+        "status",
+    ]  # fmt: skip
+    assert "n/a (2 unpriced)" in wide[1]
     code, out = invoke("runs", "list", "--runs-dir", str(runs_dir), "--json")
     assert code == 0 and [r["status"] for r in json.loads(out)] == ["complete", "complete"]
 
@@ -91,3 +91,12 @@ def test_report_latest_html_and_compare_latest(runs_dir: Path, tmp_path: Path) -
 def test_latest_without_runs_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["report", "latest", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 2 and "no finished run" in result.output
+
+
+def test_runs_list_shortens_names_and_tokens() -> None:
+    from harness.cli.runs_cmd import NAMES_CHARS, _names, _tokens
+
+    assert _names("json-events,smoke-orders,csv-prices") == "json-events +2"
+    cut = _names("a-very-long-fixture-name-indeed,b")
+    assert cut.endswith("… +1") and len(cut) == NAMES_CHARS
+    assert [_tokens(t) for t in ("9,999", "426,004", "12,345,678")] == ["9,999", "426k", "12.3M"]

@@ -76,7 +76,7 @@ def test_no_priced_item_is_no_total() -> None:
 
 
 def test_runs_list_shows_the_cost(runs: Path) -> None:
-    result = CliRunner().invoke(cli, ["runs", "list", "--runs-dir", str(runs)])
+    result = CliRunner().invoke(cli, ["runs", "list", "--wide", "--runs-dir", str(runs)])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     header = lines[0].split()
