@@ -546,7 +546,10 @@ def render_html(
             '<p class="meta">The spread over the scored items of each fixture × model (box: '
             "quartiles and median; a dot per item); a figure every item shares is left out.</p>"
         )
-        body.extend(measures.values())
+        for measure, chart in measures.items():  # each chart under its own title
+            title = charts.MEASURE_TITLES.get(measure, measure)
+            body.append(f'<h3 class="chart-title" data-measure="{measure}">{esc(title)}</h3>')
+            body.append(chart)
     body.append("<h2>Items</h2>")
     body.append(_filters(report.items))
     body.append(_item_table(report.items, several))

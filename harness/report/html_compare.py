@@ -224,6 +224,14 @@ def agents_html(agents: AgentsComparison) -> str:
     """The run's agents side by side: a row per agent x model, then every other agent
     against the reference agent."""
     rows = "".join(_standing_row(s) for s in agents.standings)
+    priced = [s.mean_cost_usd is not None for s in agents.standings]
+    mean_head = (
+        "mean cost per item"
+        if all(priced)
+        else "mean tokens per item"
+        if not any(priced)
+        else "mean cost per item (tokens where unpriced)"
+    )
     parts = [
         '<h2 id="agents">Agents side by side</h2>',
         '<p class="meta">Over the fixtures each ran: resolved rate as the mean over fixtures '
@@ -233,7 +241,7 @@ def agents_html(agents: AgentsComparison) -> str:
         "gate reads them.</p>",
         f'<div class="wide"><table id="agents-standings" data-reference="{esc(agents.reference)}">'
         "<tr><th>agent</th><th>model</th><th>fixtures</th><th>n</th><th>errors</th>"
-        "<th>resolved</th><th>rate</th><th>95% CI</th><th>mean cost per item</th>"
+        f"<th>resolved</th><th>rate</th><th>95% CI</th><th>{mean_head}</th>"
         "<th>cost / resolved item</th><th>tokens / resolved item</th><th>mean wall time</th>"
         f"</tr>{rows}</table></div>",
     ]

@@ -326,3 +326,30 @@ def test_a_sim_run_of_several_agents(tmp_path: Path) -> None:
     rate = block.find("p[@class='versus-rate']")
     assert rate is not None
     assert rate.attrib["data-verdict"] == versus["comparison"]["overall"]["verdict"]
+
+
+def test_the_mean_column_says_tokens_when_it_shows_tokens(tmp_path: Path) -> None:
+    def heads(report: RunReport) -> list[str]:
+        table = element(page(report, tmp_path), "table", 'id="agents-standings"')
+        return [th.text or "" for th in table.iter("th")]
+
+    assert "mean cost per item" in heads(two_agents())  # every item priced: USD
+    unpriced = [
+        item(f, agent, t, True, None)
+        for agent in (REFERENCE, OTHER)
+        for f in ("f1",)
+        for t in (1, 2)
+    ]
+    assert "mean tokens per item" in heads(run_of(unpriced))
+    mixed = [item("f1", REFERENCE, t, True, 0.1) for t in (1, 2)] + [
+        item("f1", OTHER, t, True, None) for t in (1, 2)
+    ]
+    assert "mean cost per item (tokens where unpriced)" in heads(run_of(mixed))
+
+
+def test_each_per_item_chart_has_its_title(tmp_path: Path) -> None:
+    html = page(two_agents(), tmp_path)
+    titles = re.findall(r'<h3 class="chart-title" data-measure="([a-z_]+)">([^<]+)</h3>', html)
+    charts = re.findall(r'<svg[^>]*id="chart-([a-z_]+)"', html)
+    assert titles and [m for m, _ in titles] == [c for c in charts if c in dict(titles)]
+    assert dict(titles)["cost_usd"] == "USD per item"
