@@ -67,7 +67,7 @@ def list_cmd(runs_dir: Path, as_json: bool, as_html: bool, wide: bool) -> None:
         "tokens",
         "status",
     )
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for r in runs:
         rate = "n/a" if r.resolved_rate is None else f"{100 * r.resolved_rate:.0f}%"
         rows.append(
