@@ -129,3 +129,61 @@ def _narrow(row: tuple[str, ...], first: bool) -> tuple[str, ...]:
         return (run, agent, fixtures, models, resolved, cost, tokens, status)
     cost = "unpriced" if cost.startswith("n/a") else cost
     return (run, agent, _names(fixtures), _names(models), resolved, cost, _tokens(tokens), status)
+
+
+@runs_group.command("prune")
+@runs_dir_option
+@option(
+    "--keep",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Keep the newest N runs; the older ones may go.",
+)
+@option(
+    "--older-than",
+    default=None,
+    metavar="AGE",
+    help="Only runs started longer ago than AGE may go: a number and a unit s, m, h, d or w "
+    "(30d, 12h, 2w).",
+)
+@option("--yes", is_flag=True, help="Delete them; without it, only say what would be deleted.")
+@translate_errors
+def prune_cmd(runs_dir: Path, keep: int | None, older_than: str | None, yes: bool) -> None:
+    """Delete old run directories under --runs-dir (a dry run unless --yes).
+
+    A run goes only when every rule given says so. Running runs, and the baseline or origin
+    of a run that stays, are always kept. The runs index is rewritten after a deletion.
+    """
+    from harness.model.text import plural
+    from harness.runs.index import write_index
+    from harness.runs.prune import dir_size, parse_age, plan_prune, remove_runs
+
+    plan = plan_prune(runs_dir, keep, parse_age(older_than) if older_than else None)
+    sizes = {r.run_id: dir_size(r.path) for r in plan.remove}
+    verb = "removing" if yes else "would remove"
+    for r in plan.remove:
+        click.echo(
+            f"{verb} {r.run_id}  {r.created_at[:16].replace('T', ' ')}  {r.agent}  "
+            f"{_mb(sizes[r.run_id])}"
+        )
+    for k in plan.kept:
+        click.echo(f"keeping {k.run.run_id}: {k.why}")
+    total = _mb(sum(sizes.values()))
+    if not plan.remove:
+        click.echo(f"nothing to remove under {runs_dir}")
+        return
+    if not yes:
+        click.echo(
+            f"{plural(len(plan.remove), 'run')}, {total} would be freed; add --yes to delete them"
+        )
+        return
+    removed, failed = remove_runs(plan.remove)
+    for k in failed:
+        click.echo(f"kept {k.run.run_id}: {k.why}", err=True)
+    freed = _mb(sum(sizes[r.run_id] for r in removed))
+    click.echo(f"removed {plural(len(removed), 'run')}, {freed} freed")
+    write_index(runs_dir)
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
