@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The placeholder provider key every test process has (see below).
+TEST_KEY_VAR = "SWARM_HARNESS_TESTS_API_KEY"
+TEST_KEY_VALUE = "placeholder-key-for-the-tests"
 
 # The harness, the sim and the scripted servers run as real subprocesses in hundreds of
 # tests. An environment with PYTHONDONTWRITEBYTECODE (this machine's, and so CI's) makes
@@ -19,6 +22,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # (benchmarks/bench_startup.py); without it the first start writes the bytecode and the
 # rest read it. Python writes it atomically, so side-by-side starts are safe.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# A real prime-agent run needs credentials (an auth.json or a provider's *_API_KEY), and
+# `run` refuses one without: the stand-in binaries the tests launch as prime-agent (spies,
+# /bin/true, hostile agents) run as a user with a key would. The tests of that refusal
+# remove it. Its value is long enough to be redacted like any credential.
+os.environ.setdefault(TEST_KEY_VAR, TEST_KEY_VALUE)
 # And this process: pytest's assertion rewriter caches the test modules it rewrote only
 # when bytecode may be written (it reads the flag at each import, so the test modules
 # collected after this conftest are cached); without it every session parsed and compiled

@@ -201,3 +201,23 @@ def test_a_fixture_name_typo_gets_a_did_you_mean(tmp_path: Path) -> None:
         "run", "--agent", "sim", "--fixture", "zzzzzz", "--runs-dir", str(tmp_path / "r")
     )
     assert code == 2 and "did you mean" not in err and "known: " in err
+
+
+def test_prime_agent_without_auth_json_or_a_key_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    for var in [v for v in os.environ if v.endswith("_API_KEY")]:
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("PRIME_AGENT_CODING_AGENT_DIR", str(tmp_path / "empty-home"))
+    fake = tmp_path / "prime-agent"
+    fake.write_text('#!/bin/sh\necho "0.8.0"\n')
+    fake.chmod(0o755)
+    runs = tmp_path / "runs"
+    code, _, err = invoke(
+        "run", "--fixture", TINY, "--model", "anthropic/x", "--agent-bin", str(fake),
+        "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert code == 3 and "prime-agent has no credentials" in err and "auth.json" in err
+    assert nothing_written(runs)
