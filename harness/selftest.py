@@ -15,6 +15,7 @@ import math
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -324,7 +325,24 @@ def run_selftest(
     rows.sort(key=lambda r: (r.fixture, labels.index(r.agent), scripts.index(r.case.script)))
     said = {a.agent: a.version for a in outcome.report.options.agents}
     versions = tuple(said.get(label) for label in labels)
-    return SelftestOutcome(tuple(rows), outcome.run_dir, tuple(labels), versions)
+    result = SelftestOutcome(tuple(rows), outcome.run_dir, tuple(labels), versions)
+    record_outcome(result, runs_dir)
+    return result
+
+
+def record_outcome(outcome: SelftestOutcome, runs_dir: Path) -> None:
+    """Keep the outcome in the run directory, and write the runs index again with it (the
+    run wrote it before its rows were judged)."""
+    from harness.files import write_json_atomic
+    from harness.runs.index import SELFTEST_FILE, write_index
+
+    holding = sum(1 for r in outcome.rows if r.ok)
+    data = {"rows": len(outcome.rows), "hold": holding, "ok": outcome.ok}
+    try:
+        write_json_atomic(outcome.run_dir / SELFTEST_FILE, data)
+        write_index(runs_dir)
+    except OSError as exc:  # the table is printed whatever happens to the index
+        warnings.warn(f"{runs_dir}/index.html not written again: {exc}", stacklevel=2)
 
 
 def render_table(outcome: SelftestOutcome) -> str:

@@ -29,6 +29,9 @@ INDEX_FILE = "index.html"
 #: The charts show the newest runs only (a point per run stays readable at 760 px); the
 #: table lists every run.
 TREND_RUNS = 60
+#: Series a fixture's chart shows (the most recently run agent x model pairs); the others
+#: are in a second chart behind a control, so colours do not repeat and lines stay apart.
+MAX_SERIES = 5
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#222}
@@ -78,6 +81,11 @@ class IndexRun:
     cost_usd: float | None = None
     tokens: int | None = None
     unpriced: int = 0
+    #: The baseline run it was compared with (None: none, or not recorded).
+    baseline: str | None = None
+    #: A selftest's outcome, (rows that hold, rows): its items are the harness's check of
+    #: an agent against scripted behaviours, not a rate (None: not a selftest).
+    selftest: tuple[int, int] | None = None
 
 
 def _e(value: object) -> str:
@@ -123,7 +131,10 @@ def _several_agents(runs: Sequence[IndexRun]) -> bool:
 def trend_charts(runs: Sequence[IndexRun]) -> dict[str, str]:
     """An SVG trend chart per fixture (by name), a series per model (per agent x model when
     the cells had several agents: a run of several, or runs of different ones), oldest run
-    first on the x axis (evenly spaced: runs come in bursts)."""
+    first on the x axis (evenly spaced: runs come in bursts). At most :data:`MAX_SERIES`
+    series a chart, the most recently run; the others follow in a chart of their own behind
+    a control. Selftests are not charted: theirs is no rate."""
+    runs = [r for r in runs if r.selftest is None]
     ordered = _newest(runs)
     position = {r.run_id: float(i) for i, r in enumerate(ordered)}
     ticks = _tick_labels(ordered)
@@ -152,12 +163,27 @@ def trend_charts(runs: Sequence[IndexRun]) -> dict[str, str]:
             )
     charts = {}
     for j, (fixture, lines) in enumerate(sorted(by_fixture.items())):
-        series = [
-            TrendSeries(name, SERIES_COLOURS[i % len(SERIES_COLOURS)], points)
-            for i, (name, points) in enumerate(sorted(lines.items()))
-        ]
-        charts[fixture] = trend_chart(series, y_label=f"{fixture}: resolved", chart_id=f"trend-{j}")
+        # The most recently run first (ties by name), so the chart shows what is current.
+        recent = sorted(lines.items(), key=lambda kv: (-max(p.x for p in kv[1]), kv[0]))
+        shown, rest = sorted(recent[:MAX_SERIES]), sorted(recent[MAX_SERIES:])
+        chart = trend_chart(_series(shown), y_label=f"{fixture}: resolved", chart_id=f"trend-{j}")
+        if rest:
+            more = trend_chart(
+                _series(rest), y_label=f"{fixture}: resolved", chart_id=f"trend-{j}-more"
+            )
+            chart += (
+                f'<details class="more-series"><summary>{len(rest)} more series'
+                f" of {_e(fixture)} (run less recently)</summary>{more}</details>"
+            )
+        charts[fixture] = chart
     return charts
+
+
+def _series(lines: Sequence[tuple[str, list[TrendPoint]]]) -> list[TrendSeries]:
+    return [
+        TrendSeries(name, SERIES_COLOURS[i % len(SERIES_COLOURS)], points)
+        for i, (name, points) in enumerate(lines)
+    ]
 
 
 def _cost_cells(run: IndexRun) -> list[str]:
@@ -192,39 +218,68 @@ def _run_row(run: IndexRun, with_origin: bool, with_cost: bool = False) -> str:
         name,
         _e(format_when(run.created_at)),
         _e(run.agent),
-        _e(", ".join(run.fixtures)),
-        _e(", ".join(run.models)),
+        _some(run.fixtures),
+        _some(run.models),
         f'<span class="num">{"" if run.trials is None else run.trials}</span>',
         rate,
         *(_cost_cells(run) if with_cost else []),
         f'<span class="{_e(run.status)}">{_e(run.status)}</span>',
         verdict,
+        _e(run.baseline or ""),
     ]
     if with_origin:
         cells.append(_e(run.origin or ""))
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
+#: Names a table cell lists before "+N more" (all of them on hover).
+NAMES_SHOWN = 3
+
+
+def _some(names: Sequence[str]) -> str:
+    """The first :data:`NAMES_SHOWN` names and how many more, every name on hover."""
+    if len(names) <= NAMES_SHOWN:
+        return _e(", ".join(names))
+    shown = ", ".join(names[:NAMES_SHOWN])
+    more = len(names) - NAMES_SHOWN
+    return f'<span title="{_e(", ".join(names))}">{_e(shown)} +{more} more</span>'
+
+
+def _selftest_row(run: IndexRun) -> str:
+    name = (
+        f'<a href="{_e(run.report_href)}">{_e(run.run_id)}</a>'
+        if run.report_href
+        else _e(run.run_id)
+    )
+    holding, rows = run.selftest or (0, 0)
+    ok = holding == rows and rows > 0
+    verdict = f'<span class="{"complete" if ok else "regressed"}">{"ok" if ok else "FAIL"}</span>'
+    cells = [
+        name,
+        _e(format_when(run.created_at)),
+        _e(run.agent),
+        _e(", ".join(run.fixtures)),
+        f'<span class="num">{holding}/{rows}</span>',
+        verdict,
+        f'<span class="{_e(run.status)}">{_e(run.status)}</span>',
+    ]
+    return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
 def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -> str:
-    """The whole page for ``runs`` (any order); ``unreadable`` counts the run dirs whose
-    report could not be read (they are listed without their rates)."""
+    """The whole page for ``runs`` (any order): the runs table first (newest first), the
+    selftests apart (a pass or fail of the harness, not a rate), then the trend charts;
+    ``unreadable`` counts the run dirs whose report could not be read (listed without
+    their rates)."""
     newest_first = sorted(runs, key=lambda r: (r.created_at, r.run_id), reverse=True)
+    evals = [r for r in newest_first if r.selftest is None]
+    selftests = [r for r in newest_first if r.selftest is not None]
     now = dt.datetime.now(dt.UTC).isoformat()
     meta = f"{plural(len(runs), 'run')} under <code>{_e(runs_dir)}</code>, written {_e(format_when(now))}"
     if unreadable:
         meta += f"; {plural(unreadable, 'report')} could not be read (listed without rates)"
     body = [f"<h1>swarm-harness runs</h1><p class=meta>{meta}</p>"]
-    charts = trend_charts(runs)
-    if charts:
-        body.append("<h2>Resolved rate over time</h2>")
-        shown = f"The newest {TREND_RUNS} runs" if len(runs) > TREND_RUNS else "A point per run"
-        cell = "agent × model" if _several_agents(_newest(runs)) else "model"
-        body.append(
-            f"<p class=meta>{shown}, per fixture × {cell}, with its 95% interval; "
-            "click a point for its report.</p>"
-        )
-        body.extend(charts.values())
-    with_cost = any(r.tokens is not None for r in runs)
+    with_cost = any(r.tokens is not None for r in evals)
     header: tuple[str, ...] = (
         "run",
         "started",
@@ -236,14 +291,38 @@ def render_index(runs: Sequence[IndexRun], runs_dir: str, unreadable: int = 0) -
         *(("cost", "tokens") if with_cost else ()),
         "status",
         "vs baseline",
+        "baseline",
     )
-    with_origin = any(r.origin for r in runs)
+    with_origin = any(r.origin for r in evals)
     if with_origin:
         header += ("re-run of",)
     body.append("<h2>Runs</h2><table id=runs><thead><tr>")
     body.append("".join(f"<th>{h}</th>" for h in header) + "</tr></thead><tbody>")
-    body.extend(_run_row(r, with_origin, with_cost) for r in newest_first)
+    body.extend(_run_row(r, with_origin, with_cost) for r in evals)
     body.append("</tbody></table>")
+    if selftests:
+        body.append(
+            "<h2>Selftests</h2><p class=meta>Each checks the harness with a real agent against "
+            "scripted behaviours: it passes when every row holds (its items are expected to "
+            "fail where a script cheats, so theirs is no rate).</p>"
+        )
+        body.append(
+            "<table id=selftests><thead><tr><th>run</th><th>started</th><th>agent</th>"
+            "<th>fixtures</th><th>rows hold</th><th></th><th>status</th></tr></thead><tbody>"
+        )
+        body.extend(_selftest_row(r) for r in selftests)
+        body.append("</tbody></table>")
+    charts = trend_charts(evals)
+    if charts:
+        body.append("<h2>Resolved rate over time</h2>")
+        shown = f"The newest {TREND_RUNS} runs" if len(evals) > TREND_RUNS else "A point per run"
+        cell = "agent × model" if _several_agents(_newest(evals)) else "model"
+        body.append(
+            f"<p class=meta>{shown}, per fixture × {cell}, with its 95% interval; "
+            f"at most {MAX_SERIES} series a chart, the most recently run (the others below "
+            "it); click a point for its report.</p>"
+        )
+        body.extend(charts.values())
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>swarm-harness runs</title><style>{_CSS}</style></head>"

@@ -400,19 +400,23 @@ def _ends(interval: IntervalRow | TrendPoint) -> dict[str, float]:
     return {"low": interval.low, "high": interval.high}
 
 
-def _legend(entries: Sequence[tuple[str, str]], left: float) -> tuple[str, float]:
+def _legend(
+    entries: Sequence[tuple[str, str]], left: float, limit: int = LEGEND_CHARS
+) -> tuple[str, float]:
     """(colour, text) entries in lines from ``left`` at the very top, wrapping at the right
-    margin; returns the markup and its height (the plot starts below it)."""
+    margin; returns the markup and its height (the plot starts below it). ``limit``: the
+    characters an entry keeps (0: all of them)."""
     if not entries:
         return "", 0.0
     parts, x, line = [], left, 0
     for colour, text in entries:
-        width = 2 * POINT_R + 6 + CHAR_PX * min(len(text), LEGEND_CHARS) + 16
+        shown = min(len(text), limit) if limit else len(text)
+        width = 2 * POINT_R + 6 + CHAR_PX * shown + 16
         if x > left and x + width > WIDTH - RIGHT_PX:
             x, line = left, line + 1
         y = (line + 0.5) * LEGEND_PX + 2
         parts.append(_circle(x + POINT_R, y, POINT_R, colour))
-        parts.append(_text(x + 2 * POINT_R + 6, y, text, limit=LEGEND_CHARS))
+        parts.append(_text(x + 2 * POINT_R + 6, y, text, limit=limit))
         x += width
     return f'<g class="legend">{"".join(parts)}</g>', (line + 1) * LEGEND_PX
 
@@ -760,7 +764,10 @@ def trend_chart(series: Sequence[TrendSeries], *, y_label: str, chart_id: str) -
     points = [p for s in series for p in s.points]
     if not points:
         return _empty(chart_id, label)
-    legend_svg, legend_px = _legend([(s.colour, s.name) for s in series if s.points], Y_AXIS_PX)
+    # Full names: the legend is where a series is told apart from the others.
+    legend_svg, legend_px = _legend(
+        [(s.colour, s.name) for s in series if s.points], Y_AXIS_PX, limit=0
+    )
     top = legend_px + TOP_PX
     bottom = top + PLOT_PX
     tick_labels: dict[float, str] = {}
@@ -778,8 +785,10 @@ def trend_chart(series: Sequence[TrendSeries], *, y_label: str, chart_id: str) -
         legend_svg,
     ]
     marks = []
+    # Series are shifted apart, but never out of the frame: within the edge margin.
+    spacing = DODGE_PX if len(series) < 2 else min(DODGE_PX, 2 * EDGE_PX / (len(series) - 1))
     for j, s in enumerate(series):
-        dodge = (j - (len(series) - 1) / 2) * DODGE_PX
+        dodge = (j - (len(series) - 1) / 2) * spacing
         ordered = sorted(s.points, key=lambda p: p.x)
         line = " ".join(f"{_px(x(p.x) + dodge)},{_px(y(100 * p.value))}" for p in ordered)
         parts.append(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,10 @@ from harness.files import write_text_atomic
 from harness.report.html import HTML_FILE
 from harness.report.index_page import INDEX_FILE, IndexCell, IndexRun, render_index
 from harness.runs.catalog import REPORT_FILE, RunInfo, list_runs
+
+#: What a selftest leaves in its run directory: its outcome (rows that hold, rows, ok),
+#: which the index shows apart from the evaluations.
+SELFTEST_FILE = "selftest.json"
 
 
 def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:
@@ -46,8 +51,32 @@ def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:
         IndexCell(s.fixture, s.model, s.n, s.resolved, s.rate, s.ci, agent=s.agent)
         for s in report.summary
     )
-    verdict = report.comparison.overall.verdict if report.comparison is not None else None
-    return replace(row, cells=cells, verdict=verdict, origin=report.options.origin), True
+    cmp = report.comparison
+    verdict = cmp.overall.verdict if cmp is not None else None
+    baseline = cmp.baseline_run.run_id if cmp is not None and cmp.baseline_run else None
+    row = replace(
+        row,
+        cells=cells,
+        verdict=verdict,
+        origin=report.options.origin,
+        baseline=baseline,
+        selftest=_selftest(info.path),
+    )
+    return row, True
+
+
+def _selftest(run_dir: Path) -> tuple[int, int] | None:
+    """(rows that hold, rows) when the run is a selftest that recorded its outcome."""
+    try:
+        data = json.loads((run_dir / SELFTEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    hold, rows = data.get("hold"), data.get("rows")
+    if isinstance(hold, int) and isinstance(rows, int):
+        return hold, rows
+    return None
 
 
 def write_index(runs_dir: Path) -> Path:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 
-from harness.report.index_page import TREND_RUNS, IndexCell, IndexRun, render_index
+from harness.report.index_page import MAX_SERIES, TREND_RUNS, IndexCell, IndexRun, render_index
+from harness.report.svg import RIGHT_PX, WIDTH, Y_AXIS_PX
 
 
 def row(
@@ -92,3 +94,59 @@ def test_names_are_escaped() -> None:
     page = render_index([bad], "<dir>", unreadable=1)
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "a&amp;b" in page
     assert "&lt;dir&gt;" in page and "1 report could not be read" in page
+
+
+def _svgs(page: str) -> list[str]:
+    return re.findall(r"<svg .*?</svg>", page, re.S)
+
+
+def _points_inside_their_axes(svg: str) -> None:
+    """Every point's centre lies in the plot: between the y axis and the right edge of the
+    gridlines, between the top and the bottom of the y axis."""
+    axis = re.search(rf'<line x1="{Y_AXIS_PX}" y1="([\d.]+)" x2="{Y_AXIS_PX}" y2="([\d.]+)"', svg)
+    assert axis, "no y axis"
+    low, high = sorted(float(v) for v in axis.groups())
+    points = re.findall(
+        r'<g class="mark point"[^>]*>(?:<title>[^<]*</title>)?.*?<circle cx="([\d.]+)" cy="([\d.]+)"',
+        svg,
+    )
+    assert points
+    for cx, cy in points:
+        assert Y_AXIS_PX <= float(cx) <= WIDTH - RIGHT_PX, (cx, cy)
+        assert low <= float(cy) <= high, (cx, cy)
+
+
+def test_the_table_first_selftests_apart_a_handful_of_series_with_full_labels() -> None:
+    """The issue's page: 23 series on one fixture drew repeating colours, cut labels and
+    a point outside the axis, 11 charts before the table, selftests as low rates."""
+    models = [f"scripted/behaviour-with-a-long-name-{k:02d}" for k in range(23)]
+    runs = []
+    for i in range(6):
+        cells = tuple(
+            IndexCell("fx", m, 4, (i + k) % 5, ((i + k) % 5) / 4, (0.0, 1.0))
+            for k, m in enumerate(models)
+            if (k + i) % 3  # not every model in every run
+        )
+        runs.append(dataclasses.replace(row(i), cells=cells, baseline="run-000" if i else None))
+    selftest = dataclasses.replace(row(9), run_id="selftest-run", selftest=(5, 6))
+    page = render_index([*runs, selftest], "runs")
+    # The table first, then the selftests, then the charts.
+    assert page.index("<h2>Runs") < page.index("<h2>Selftests") < page.index("<h2>Resolved")
+    selftests = page[page.index("<table id=selftests>") :]
+    assert "selftest-run" in selftests and ">5/6<" in selftests and ">FAIL<" in selftests
+    table = page[page.index("<table id=runs>") : page.index("</table>")]
+    assert "selftest-run" not in table and "<th>baseline</th>" in table
+    assert "<td>run-000</td>" in table  # each later run names its baseline
+    main, more = _svgs(page)[:2]
+    assert main.count('class="line"') == MAX_SERIES
+    assert more.count('class="line"') == 23 - MAX_SERIES
+    assert f"{23 - MAX_SERIES} more series" in page
+    assert "selftest-run" not in "".join(_svgs(page))  # a selftest has no rate to chart
+    for svg in _svgs(page):
+        legend = re.search(r'<g class="legend">(.*?)</g>', svg, re.S)
+        assert legend and "…" not in legend.group(1)  # full names
+        _points_inside_their_axes(svg)
+    # The most recently run models are the ones shown first.
+    newest = {m for k, m in enumerate(models) if (k + 5) % 3}
+    shown = set(re.findall(r"scripted/behaviour-with-a-long-name-\d\d", main))
+    assert shown <= newest

@@ -74,6 +74,14 @@ def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
     label = selftest_run["agent"]
     assert header.startswith(f"selftest of {label} (") and "simulated" not in header, header
     assert any(ch.isdigit() for ch in header), header
+    # Its outcome is kept with the run, and the runs index lists it apart, as passing.
+    (run,) = [d for d in selftest_run["runs"].iterdir() if d.is_dir()]
+    kept = json.loads((run / "selftest.json").read_text(encoding="utf-8"))
+    assert kept == {"rows": len(rows), "hold": len(rows), "ok": True}
+    index = (selftest_run["runs"] / "index.html").read_text(encoding="utf-8")
+    selftests = index[index.index("<table id=selftests>") :]
+    assert run.name in selftests and ">ok<" in selftests
+    assert run.name not in index[index.index("<table id=runs>") : index.index("</table>")]
 
 
 def test_nothing_is_created_under_home_or_tmpdir(selftest_run: dict) -> None:
