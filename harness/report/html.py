@@ -163,8 +163,13 @@ def _banner(report: RunReport, run_dir: Path) -> str:
             c = cmp.cost.overall
             unit = unit_label(cmp.cost.unit)
             cost = f" Cost per item: <b>{esc(c.verdict)}</b>, {format_ratio(c.ratio)} ({unit})."
+        shared = (
+            f" on {len(cmp.fixtures)} of {cmp.baseline_cells or 0} baseline cells (shared only)"
+            if cmp.shared_only
+            else ""
+        )
         parts.append(
-            f'<div class="why">vs {esc(baseline_label(cmp))}: <b>{esc(o.verdict)}</b>, '
+            f'<div class="why">vs {esc(baseline_label(cmp))}{shared}: <b>{esc(o.verdict)}</b>, '
             f"Δ {format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)}.{cost} Gate: "
             + ("passes" if cmp.gate.passed else "FAILS — " + esc("; ".join(cmp.gate.reasons)))
             + "</div>"

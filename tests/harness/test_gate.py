@@ -244,7 +244,7 @@ def test_a_smoke_run_against_a_full_baseline_with_compare_shared_only(
     md = (run / "report.md").read_text()
     assert "vs baseline on 1 of 2 baseline cells: " in md and "Compared on 1 of 2" in md
     html = (run / "report.html").read_text()
-    assert 'id="shared-only"' in html
+    assert 'id="shared-only"' in html and "on 1 of 2 baseline cells (shared only)" in html
     # `compare` takes the same flag; without it the same pair fails the gate.
     proc = harness("compare", baseline, str(run), "--fail-on", "regression")
     assert proc.returncode == 1 and "missing in the candidate: tiny-b" in proc.stderr
