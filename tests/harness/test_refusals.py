@@ -23,6 +23,17 @@ def nothing_written(runs: Path) -> bool:
     return not runs.exists() or not any(runs.iterdir())
 
 
+def claude_run(tmp_path: Path, script: str, *extra: str) -> tuple[int, str, str]:
+    """``run`` with a stand-in ``claude`` (a shell ``script``) as the Claude Code binary."""
+    fake = tmp_path / "claude"
+    fake.write_text(f"#!/bin/sh\n{script}\n")
+    fake.chmod(0o755)
+    return invoke(
+        "run", "--fixture", TINY, "--agent", "claude-code", "--model", "anthropic/x",
+        "--agent-bin", str(fake), "--runs-dir", str(tmp_path / "runs"), *extra,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("model", "why"),
     [
@@ -150,14 +161,8 @@ def test_the_agents_own_behaviours_underlie_each_models() -> None:
 def test_a_version_check_that_fails_shows_why_and_what_to_do(tmp_path: Path) -> None:
     """A wrapper that finds its runtime through $HOME exits 127 under the check's private
     HOME: the refusal quotes what it said, says the HOME was private and how to fix it."""
-    wrapper = tmp_path / "claude"
-    wrapper.write_text('#!/bin/sh\nexec "$HOME/.local/share/runtime/node" cli.js "$@"\n')
-    wrapper.chmod(0o755)
     runs = tmp_path / "runs"
-    code, out, err = invoke(
-        "run", "--fixture", TINY, "--agent", "claude-code", "--model", "anthropic/x",
-        "--agent-bin", str(wrapper), "--runs-dir", str(runs),
-    )  # fmt: skip
+    code, out, err = claude_run(tmp_path, 'exec "$HOME/.local/share/runtime/node" cli.js "$@"')
     assert code == 3 and out == ""
     (line,) = err.strip().splitlines()
     assert "exit status 127" in line and "runtime/node" in line  # the wrapper's own words
@@ -172,23 +177,15 @@ def test_a_real_agent_without_credentials_is_refused_before_a_run_dir_exists(
     (nothing becomes ``latest``), where the run used to go on to 'model never reached'."""
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(var, raising=False)
-    fake = tmp_path / "claude"
-    fake.write_text('#!/bin/sh\necho "2.1.332 (Claude Code)"\n')
-    fake.chmod(0o755)
     runs = tmp_path / "runs"
-    code, out, err = invoke(
-        "run", "--fixture", TINY, "--agent", "claude-code", "--model", "anthropic/x",
-        "--agent-bin", str(fake), "--runs-dir", str(runs),
-    )  # fmt: skip
+    answer = 'echo "2.1.332 (Claude Code)"'
+    code, out, err = claude_run(tmp_path, answer)
     assert code == 3 and out == ""
     (line,) = err.strip().splitlines()
     assert "claude-code has no credentials" in line and "ANTHROPIC_API_KEY" in line
     assert nothing_written(runs)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-placeholder")  # with one, it would run
-    code, out, _ = invoke(
-        "run", "--fixture", TINY, "--agent", "claude-code", "--model", "anthropic/x",
-        "--agent-bin", str(fake), "--runs-dir", str(runs), "--dry-run",
-    )  # fmt: skip
+    code, out, _ = claude_run(tmp_path, answer, "--dry-run")
     assert code == 0 and "ok   credentials: ANTHROPIC_API_KEY" in out
 
 
