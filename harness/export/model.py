@@ -105,3 +105,31 @@ class TurnDraft:
             self.usage,
             self.error,
         )
+
+
+class TurnLog:
+    """A thread's turns as a builder reads them, in order (finished turns and drafts): a
+    call is owned by the draft that made it, and its result, however much later it comes,
+    joins that turn; a result of no call seen is a ``system`` turn of its own."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn | TurnDraft] = []
+        self._owner: dict[str, TurnDraft] = {}  # call id -> the turn that made the call
+
+    def add(self, turn: Turn | TurnDraft) -> None:
+        self.turns.append(turn)
+
+    def call(self, draft: TurnDraft, call: Call) -> None:
+        draft.calls.append(call)
+        self._owner.setdefault(call.call_id, draft)
+
+    def result(self, call_id: str | None, content: str, at: str | None) -> None:
+        result = Result(call_id, content)
+        owner = self._owner.get(call_id) if call_id is not None else None
+        if owner is not None:
+            owner.results.append(result)
+        else:
+            self.turns.append(Turn("system", "", at, results=(result,)))
+
+    def finished(self) -> tuple[Turn, ...]:
+        return tuple(t.turn() if isinstance(t, TurnDraft) else t for t in self.turns)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.agents.claude_code.collect import bundle_paths, locate
-from harness.export.model import Call, Result, Swarm, Thread, Turn, TurnDraft
+from harness.export.model import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from harness.files import open_regular
 from scorers.claude_code.evidence import UNSTARTED_PREFIX
 from scorers.claude_code.parent import ParentParse, parse_parent_transcript
@@ -88,9 +88,8 @@ class _Turns:
     def __init__(self, sidechains: bool) -> None:
         self.sidechains = sidechains  # False: the parent's (copied subagent records skipped)
         self.version: str | None = None
-        self.turns: list[Turn | TurnDraft] = []
+        self.log = TurnLog()
         self.messages: dict[str, TurnDraft] = {}  # message key -> its turn
-        self.owner: dict[str, TurnDraft] = {}  # call id -> the turn that made the call
 
     def record(self, record: Mapping[str, Any]) -> None:
         if record.get("isSidechain") is True and not self.sidechains:
@@ -104,7 +103,7 @@ class _Turns:
         elif kind == "attachment":
             attachment = _map(record.get("attachment"))
             if attachment.get("type") == "queued_command":
-                self.turns.append(Turn("user", content_text(attachment.get("prompt")), at))
+                self.log.add(Turn("user", content_text(attachment.get("prompt")), at))
 
     def assistant(self, record: Mapping[str, Any], at: str | None) -> None:
         message = record.get("message")
@@ -125,7 +124,7 @@ class _Turns:
                 (content_text(content).strip() or error) if error is not None else None,
             )
             self.messages[key] = draft
-            self.turns.append(draft)
+            self.log.add(draft)
         if draft.error is not None:
             return
         for block in content if isinstance(content, list) else ():
@@ -139,29 +138,23 @@ class _Turns:
             draft.reasoning.append(block["thinking"])
         elif kind == "tool_use" and _str(block.get("id")):
             call = Call(block["id"], _str(block.get("name")) or "", arguments(block.get("input")))
-            draft.calls.append(call)
-            self.owner.setdefault(call.call_id, draft)
+            self.log.call(draft, call)
 
     def user(self, record: Mapping[str, Any], at: str | None) -> None:
         message = _map(record.get("message"))
         content = message.get("content")
         text = content_text(content)
         if text.strip() and record.get("isMeta") is not True:
-            self.turns.append(Turn("user", text, at))
+            self.log.add(Turn("user", text, at))
         for block in content if isinstance(content, list) else ():
             block = _map(block)
             if block.get("type") != "tool_result":
                 continue
             call_id = _str(block.get("tool_use_id"))
-            result = Result(call_id, content_text(block.get("content")))
-            owner = self.owner.get(call_id) if call_id is not None else None
-            if owner is not None:
-                owner.results.append(result)
-            else:
-                self.turns.append(Turn("system", "", at, results=(result,)))
+            self.log.result(call_id, content_text(block.get("content")), at)
 
     def result(self) -> tuple[Turn, ...]:
-        return tuple(t.turn() if isinstance(t, TurnDraft) else t for t in self.turns)
+        return self.log.finished()
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.agents.codex.collect import Bundle, find_rollouts
-from harness.export.model import Call, Result, Swarm, Thread, Turn, TurnDraft
+from harness.export.model import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from harness.files import open_regular
 from scorers.codex import Thread as ScoredThread
 from scorers.codex import parse_rollout
@@ -100,9 +100,8 @@ class _Turns:
     def __init__(self) -> None:
         self.meta: Mapping[str, object] = {}
         self.model: str | None = None
-        self.turns: list[Turn | TurnDraft] = []
+        self.log = TurnLog()
         self.open: TurnDraft | None = None  # the response being read
-        self.owner: dict[str, TurnDraft] = {}  # call id -> the turn that made the call
         self.responses: set[str] = set()
 
     def line(self, value: object) -> None:
@@ -129,13 +128,13 @@ class _Turns:
         """The response being read, or a new one starting at ``at``."""
         if self.open is None:
             self.open = TurnDraft(at, self.model)
-            self.turns.append(self.open)
+            self.log.add(self.open)
         return self.open
 
     def said(self, turn: Turn) -> None:
         """A message given to the model: the response before it has ended."""
         self.open = None
-        self.turns.append(turn)
+        self.log.add(turn)
 
     def item(self, item: Mapping[str, object], at: str | None) -> None:
         kind, role = item.get("type"), item.get("role")
@@ -159,17 +158,9 @@ class _Turns:
         elif kind in CALL_ITEMS:
             call = call_of(item)
             if call is not None:
-                draft = self.draft(at)
-                draft.calls.append(call)
-                self.owner.setdefault(call.call_id, draft)
+                self.log.call(self.draft(at), call)
         elif kind in OUTPUT_ITEMS:
-            call_id = string(item.get("call_id"))
-            result = Result(call_id, output_text(item.get("output")))
-            owner = self.owner.get(call_id) if call_id is not None else None
-            if owner is not None:
-                owner.results.append(result)
-            else:
-                self.turns.append(Turn("system", "", at, results=(result,)))
+            self.log.result(string(item.get("call_id")), output_text(item.get("output")), at)
 
     def usage(self, record: Mapping[str, object], at: str | None) -> None:
         """A response's usage on its turn, exactly as :mod:`scorers.codex.rollout` bills it."""
@@ -182,14 +173,14 @@ class _Turns:
                 return
             self.responses.add(rid)
         target = self.open
-        last = next((t for t in reversed(self.turns) if isinstance(t, TurnDraft)), None)
+        last = next((t for t in reversed(self.log.turns) if isinstance(t, TurnDraft)), None)
         if target is None and last is not None and last.usage is None and last.error is None:
             target = last  # a message to the model came between its items and its record
         (target or self.draft(at)).usage = usage
         self.open = None
 
     def result(self) -> tuple[Turn, ...]:
-        return tuple(t.turn() if isinstance(t, TurnDraft) else t for t in self.turns)
+        return self.log.finished()
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from harness.export.model import Call, Result, Swarm, Thread, Turn
+from harness.export.model import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from harness.files import open_regular
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.prime_agent.assistant import FAILED_STOP_REASONS, usage_of
 from scorers.prime_agent.types import ChildSessionFile
-from scorers.records import RunEvidence, SpawnEvent
+from scorers.records import RunEvidence
 
 
 def _text(content: object) -> str:
@@ -61,9 +62,7 @@ def read_turns(path: Path | None) -> tuple[str | None, tuple[Turn, ...]]:
     if path is None:
         return None, ()
     header: str | None = None
-    turns: list[Turn] = []
-    results: dict[int, list[Result]] = {}
-    owner: dict[str, int] = {}  # call id -> index of its turn
+    log = TurnLog()
     model: str | None = None
     with contextlib.suppress(OSError), open_regular(path) as stream:
         for value, _ in iter_json_lines(stream):
@@ -74,84 +73,57 @@ def read_turns(path: Path | None) -> tuple[str | None, tuple[Turn, ...]]:
             if kind == "session" and header is None:
                 header = value.get("id") if isinstance(value.get("id"), str) else None
             elif kind == "model_change":
-                provider, model_id = value.get("provider"), value.get("modelId")
-                if isinstance(provider, str) and isinstance(model_id, str):
-                    model = f"{provider}/{model_id}"
+                model = _model(value.get("provider"), value.get("modelId")) or model
             elif kind == "custom_message":
-                turns.append(Turn("user", _text(value.get("content")), at))
+                log.add(Turn("user", _text(value.get("content")), at))
             elif kind == "message" and isinstance(value.get("message"), dict):
                 message = value["message"]
                 role, content = message.get("role"), message.get("content")
                 if role == "user":
-                    turns.append(Turn("user", _text(content), at))
+                    log.add(Turn("user", _text(content), at))
                 elif role == "assistant":
-                    stop = message.get("stopReason")
-                    error = None
-                    if stop in FAILED_STOP_REASONS:
-                        error = str(message.get("errorMessage") or stop)
-                    provider, model_id = message.get("provider"), message.get("model")
-                    own = (
-                        f"{provider}/{model_id}"
-                        if isinstance(provider, str) and isinstance(model_id, str)
-                        else model
-                    )
-                    calls = _calls(content)
-                    for call in calls:
-                        owner[call.call_id] = len(turns)
-                    turns.append(
-                        Turn(
-                            "agent",
-                            _text(content),
-                            at,
-                            own,
-                            _thinking(content),
-                            calls,
-                            (),
-                            usage_of(message.get("usage")),
-                            error,
-                        )
-                    )
+                    log.add(_assistant(log, message, at, model))
                 elif role == "toolResult":
                     call_id = message.get("toolCallId")
-                    call_id = call_id if isinstance(call_id, str) else None
-                    index = owner.get(call_id) if call_id is not None else None
-                    result = Result(call_id, _text(content))
-                    if index is None:  # a result of no call we saw: a turn of its own
-                        turns.append(Turn("system", "", at, results=(result,)))
-                    else:
-                        results.setdefault(index, []).append(result)
-    for index, found in results.items():
-        turn = turns[index]
-        turns[index] = Turn(
-            turn.source,
-            turn.text,
-            turn.at,
-            turn.model,
-            turn.reasoning,
-            turn.calls,
-            tuple(found),
-            turn.usage,
-            turn.error,
-        )
-    return header, tuple(turns)
+                    log.result(call_id if isinstance(call_id, str) else None, _text(content), at)
+    return header, log.finished()
+
+
+def _model(provider: object, model_id: object) -> str | None:
+    if isinstance(provider, str) and isinstance(model_id, str):
+        return f"{provider}/{model_id}"
+    return None
+
+
+def _assistant(
+    log: TurnLog, message: dict[str, Any], at: str | None, model: str | None
+) -> TurnDraft:
+    """One assistant message as a turn whose calls' results are still to come."""
+    content, stop = message.get("content"), message.get("stopReason")
+    error = str(message.get("errorMessage") or stop) if stop in FAILED_STOP_REASONS else None
+    own = _model(message.get("provider"), message.get("model")) or model
+    text, thinking = _text(content), _thinking(content)
+    draft = TurnDraft(at, own, usage_of(message.get("usage")), error)
+    draft.texts.extend([text] if text else [])
+    draft.reasoning.extend([thinking] if thinking else [])
+    for call in _calls(content):
+        log.call(draft, call)
+    return draft
 
 
 def _spawned_by(parent: Thread, evidence: RunEvidence) -> dict[str, str]:
     """Child id -> the ``ipython`` call that spawned it: the one whose output names the
     child's id, else the last one whose code names its worker."""
+    results = [(r.call_id, r.content) for t in parent.turns for r in t.results if r.call_id]
+    calls = [(c.call_id, str(c.arguments)) for t in parent.turns for c in t.calls]
     out: dict[str, str] = {}
-    spawns = [e for e in evidence.depth1_spawns() if type(e) is SpawnEvent]
-    for event in spawns:
-        named = None
-        for turn in parent.turns:
-            for result in turn.results:
-                if result.call_id is not None and f"'{event.child_id}'" in result.content:
-                    out[event.child_id] = result.call_id
-            for call in turn.calls:
-                if event.name and event.name in str(call.arguments):
-                    named = call.call_id
-        if event.child_id not in out and named is not None:
-            out[event.child_id] = named
+    for event in evidence.depth1_spawns():
+        quoted = f"'{event.child_id}'"
+        found = next((cid for cid, text in reversed(results) if quoted in text), None)
+        if found is None and event.name:
+            found = next((cid for cid, args in reversed(calls) if event.name in args), None)
+        if found is not None:
+            out[event.child_id] = found
     return out
 
 
