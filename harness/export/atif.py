@@ -22,7 +22,6 @@ says how large they were; the bundle was redacted when it was collected.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -208,20 +207,15 @@ def _times(steps: Sequence[dict[str, Any]]) -> list[float]:
     return times
 
 
-def _call_step(steps: Sequence[dict[str, Any]], call_id: str) -> int | None:
-    for index, step in enumerate(steps):
-        if any(c["tool_call_id"] == call_id for c in step.get("tool_calls", ())):
-            return index
-    return None
-
-
-def _last_call_before(steps: Sequence[dict[str, Any]], at: str | None) -> tuple[int, str] | None:
-    """The parent's last tool call at or before ``at`` (its step and id)."""
+def _last_call_before(
+    steps: Sequence[dict[str, Any]], times: Sequence[float], at: str | None
+) -> tuple[int, str] | None:
+    """The parent's last tool call at or before ``at`` (its step and id); ``times`` are
+    the steps' :func:`_times`."""
     limit = _parse_time(at)
     found = None
-    times = _times(steps)
-    for index, step in enumerate(steps):
-        if limit is not None and times[index] > limit.timestamp():
+    for index, (step, when) in enumerate(zip(steps, times, strict=False)):
+        if limit is not None and when > limit.timestamp():
             break
         calls = step.get("tool_calls") or ()
         if calls:
@@ -249,6 +243,8 @@ def _link_spawns(
     ledger later says of that child, in the ledger's order (``seq``)."""
     parents = set(evidence.parent_paths)
     refs: dict[str, dict[str, Any]] = {}  # child id -> the ref of its latest spawn
+    times = _times(steps)  # the agent's steps only: a step added below has no calls
+    made_in = {c["tool_call_id"]: i for i, s in enumerate(steps) for c in s.get("tool_calls", ())}
     for seq, event in enumerate(evidence.ledger.events):
         if type(event) is SpawnEvent:
             if event.depth != 1 or event.parent not in parents:
@@ -256,9 +252,9 @@ def _link_spawns(
             ref = _spawn_ref(event, seq, sessions)
             refs[event.child_id] = ref
             call_id = swarm.spawned_by.get(event.child_id)
-            index = _call_step(steps, call_id) if call_id is not None else None
+            index = made_in.get(call_id) if call_id is not None else None
             if index is None:
-                found = _last_call_before(steps, event.at)
+                found = _last_call_before(steps, times, event.at)
                 index, call_id = found if found is not None else (None, None)
             if index is None:
                 steps.append(
@@ -356,24 +352,28 @@ def _merge_by_time(
     steps: list[dict[str, Any]], extra: Iterable[tuple[str | None, dict[str, Any]]]
 ) -> list[dict[str, Any]]:
     """``steps`` with each of ``extra`` placed after the last step at or before its time
-    (at the end without a time), stable among equals."""
-    merged = list(steps)
-    for at, step in sorted(
-        ((a, s) for a, s in extra),
-        key=lambda pair: (_parse_time(pair[0]) is None, _sort_time(pair[0])),
-    ):
+    (at the end without a time), stable among equals: one pass over both in time order."""
+    timed: list[tuple[float, dict[str, Any]]] = []
+    untimed: list[dict[str, Any]] = []
+    for at, step in extra:
         stamp = _parse_time(at)
         if stamp is None:
-            merged.append(step)
-            continue
-        times = _times(merged)
-        merged.insert(bisect.bisect_right(times, stamp.timestamp()), step)
-    return merged
-
-
-def _sort_time(at: str | None) -> float:
-    stamp = _parse_time(at)
-    return stamp.timestamp() if stamp is not None else 0.0
+            untimed.append(step)
+        else:
+            timed.append((stamp.timestamp(), step))
+    timed.sort(key=lambda pair: pair[0])
+    merged: list[dict[str, Any]] = []
+    pending = iter(timed)
+    upcoming = next(pending, None)
+    for step, when in zip(steps, _times(steps), strict=True):
+        while upcoming is not None and upcoming[0] < when:
+            merged.append(upcoming[1])
+            upcoming = next(pending, None)
+        merged.append(step)
+    while upcoming is not None:
+        merged.append(upcoming[1])
+        upcoming = next(pending, None)
+    return [*merged, *untimed]
 
 
 def _numbered(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
