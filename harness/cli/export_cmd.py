@@ -63,11 +63,8 @@ def export_cmd(
 def _rerender_html(where: Path) -> None:
     """report.html again, now with its links to the trajectories (if the run has one)."""
     from harness.model.report import load_report
-    from harness.report.html import HTML_FILE, render_html
-    from harness.report.write import item_stories
+    from harness.report.html import HTML_FILE
+    from harness.report.write import write_html
 
-    target = where / HTML_FILE
-    if not target.is_file():
-        return
-    report = load_report(where)
-    target.write_text(render_html(report, where, item_stories(where, report), where), "utf-8")
+    if (where / HTML_FILE).is_file():
+        write_html(where, load_report(where))

@@ -23,6 +23,7 @@ from scorers.types import Manifest
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentAdapter
+    from harness.pricing import PriceTable
 
 #: Where ``export`` writes when given no ``--out``, inside the run directory.
 TRAJECTORIES_DIR = "trajectories"
@@ -93,19 +94,26 @@ def item_document(
     return write_trajectory(swarm, evidence, facts, price)
 
 
-def _pricer(report: RunReport, item: ItemResult) -> PriceFn | None:
-    """Prices a response's tokens the way the item was priced (None: it was not)."""
-    if item.cost is None or item.cost.usd is None:
-        return None
-    from harness.pricing import PriceTable, find_price
-
-    table = None
+def _price_table(report: RunReport) -> tuple[bool, PriceTable | None]:
+    """The run's ``--prices`` file, read once for all its items: (usable, table); not
+    usable when the run named one that can no longer be read (per-step costs unknown)."""
     prices = report.options.prices_file
-    if prices:
-        try:
-            table = PriceTable.from_yaml(Path(prices))
-        except (OSError, HarnessError):
-            return None  # the price file is gone: per-step costs unknown, the total stands
+    if not prices:
+        return True, None
+    from harness.pricing import PriceTable
+
+    try:
+        return True, PriceTable.from_yaml(Path(prices))
+    except (OSError, HarnessError):
+        return False, None
+
+
+def _pricer(item: ItemResult, prices: tuple[bool, PriceTable | None]) -> PriceFn | None:
+    """Prices a response's tokens the way the item was priced (None: it was not)."""
+    usable, table = prices
+    if item.cost is None or item.cost.usd is None or not usable:
+        return None
+    from harness.pricing import find_price
 
     def price(model: str | None, usage: Any) -> float | None:
         found = find_price(model or item.model, table)
@@ -132,6 +140,7 @@ def export_run(run_dir: Path, out_dir: Path | None = None, keys: Sequence[str] =
     written: list[Path] = []
     failed: list[tuple[str, str]] = []
     versions = {a.agent: a.version for a in report.options.agents}
+    prices = _price_table(report)
     for item in items:
         item_dir = run_dir / "items" / item.item_dir
         try:
@@ -153,7 +162,7 @@ def export_run(run_dir: Path, out_dir: Path | None = None, keys: Sequence[str] =
                 fixture_path=meta.get("fixture_path"),
             )
             document = item_document(
-                adapter_for_meta(meta), item_dir, meta, manifest, facts, _pricer(report, item)
+                adapter_for_meta(meta), item_dir, meta, manifest, facts, _pricer(item, prices)
             )
         except (OSError, ValueError, HarnessError) as exc:
             failed.append((item.key, str(exc)))
