@@ -326,19 +326,16 @@ def upgrade_v8(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2 to 8 report in the current shape (see the module docstring)."""
+    """A version 2 to 8 report in the current shape (see the module docstring): each
+    version's step to the next, in turn (versions 2 and 3 first become version 5)."""
     version = data.get("schema_version")
-    if version == 8:
-        return upgrade_v8(data)
-    if version == 7:
-        return upgrade_v8(upgrade_v7(data))
-    if version == 6:
-        return upgrade_v8(upgrade_v7(upgrade_v6(data)))
-    if version == 5:
-        return upgrade_v8(upgrade_v7(upgrade_v6(upgrade_v5(data))))
-    if version == 4:
-        return upgrade_v8(upgrade_v7(upgrade_v6(upgrade_v5(upgrade_v4(data)))))
-    return upgrade_v8(upgrade_v7(upgrade_v6(upgrade_v5(_upgrade_v2_v3(data)))))
+    if isinstance(version, int) and version in UPGRADES:
+        current, start = dict(data), version
+    else:
+        current, start = _upgrade_v2_v3(data), 5
+    for step in range(start, max(UPGRADES) + 1):
+        current = UPGRADES[step](current)
+    return current
 
 
 def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -376,3 +373,7 @@ def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:
     out.setdefault("created_at", "")
     out.setdefault("harness_version", "")
     return out
+
+
+#: Version -> its step to the next version.
+UPGRADES = {4: upgrade_v4, 5: upgrade_v5, 6: upgrade_v6, 7: upgrade_v7, 8: upgrade_v8}
