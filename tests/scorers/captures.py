@@ -8,8 +8,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scorers import Opener
+from scorers import Manifest, Opener, Shard
 from scorers.prime_agent import ChildSessionFile, PrimeAgentArtifacts
+
+#: The fixture the three word-count captures (run0, run1, run2) ran.
+WORD_COUNT = Manifest(
+    name="word-count",
+    artifact="combined-index.md",
+    shards=tuple(
+        Shard(file=f"shard-{s}.txt", worker=f"worker-shard-{s}", question="words?", expected=n)
+        for s, n in (("a", 3), ("b", 5), ("c", 6))
+    ),
+)
 
 
 def opener(path: Path) -> Opener | None:

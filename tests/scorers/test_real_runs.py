@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from captures import capture_artifacts, parent_transcript
+from captures import WORD_COUNT, capture_artifacts, parent_transcript
 
-from scorers import ItemScore, Manifest, Shard
+from scorers import ItemScore
 from scorers.prime_agent import score_prime_agent
 
-MANIFEST = Manifest(
-    name="word-count",
-    artifact="combined-index.md",
-    shards=tuple(
-        Shard(file=f"shard-{s}.txt", worker=f"worker-shard-{s}", question="words?", expected=n)
-        for s, n in (("a", 3), ("b", 5), ("c", 6))
-    ),
-)
+MANIFEST = WORD_COUNT
 
 
 def score_run(real_runs: Path, name: str) -> ItemScore:

@@ -12,22 +12,14 @@ import pytest
 
 from harness.agents.prime_agent.trajectory import build_swarm
 from scorers.prime_agent import collect_evidence
-from scorers.types import Manifest, Shard
+from scorers.types import Manifest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scorers"))
-from captures import capture_artifacts, parent_transcript
+from captures import WORD_COUNT, capture_artifacts, parent_transcript
 from exportkit import exports_and_reads_back
 
 REPO = Path(__file__).resolve().parents[3]
 REAL_RUNS = REPO / "tests" / "data" / "real-runs"
-WORD_COUNT = Manifest(
-    name="word-count",
-    artifact="combined-index.md",
-    shards=tuple(
-        Shard(file=f"shard-{s}.txt", worker=f"worker-shard-{s}", question="words?", expected=n)
-        for s, n in (("a", 3), ("b", 5), ("c", 6))
-    ),
-)
 JSON_EVENTS = Manifest.from_dict(
     json.loads((REPO / "fixtures" / "json-events" / "fixture.json").read_text())
 )
