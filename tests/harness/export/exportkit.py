@@ -35,3 +35,14 @@ def exports_and_reads_back(
     assert {c.name: c.passed for c in again.checks} == {c.name: c.passed for c in score.checks}
     assert [c.failing for c in again.checks] == [c.failing for c in score.checks]
     return doc
+
+
+def results_on_their_calls(swarm: Swarm) -> int:
+    """Assert every tool result sits on the turn that made its call; how many there are."""
+    results = 0
+    for thread in (swarm.parent, *swarm.children):
+        for turn in thread.turns:
+            own = {c.call_id for c in turn.calls}
+            assert all(r.call_id in own for r in turn.results), (thread.thread_id, turn)
+            results += len(turn.results)
+    return results

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from exportkit import exports_and_reads_back
+from exportkit import exports_and_reads_back, results_on_their_calls
 
 from harness.agents.claude_code import ClaudeCodeAdapter
 from harness.agents.claude_code.collect import CONFIG_DIR
@@ -105,12 +105,7 @@ def test_each_spawn_links_to_the_parents_agent_call(run: str, bundles: Bundles) 
 @pytest.mark.parametrize("run", ALL_RUNS)
 def test_a_result_sits_on_the_turn_of_its_call(run: str, bundles: Bundles) -> None:
     _, _, swarm = bundles[run]
-    results = 0
-    for thread in (swarm.parent, *swarm.children):
-        for turn in thread.turns:
-            own = {c.call_id for c in turn.calls}
-            assert all(r.call_id in own for r in turn.results), (thread.thread_id, turn)
-            results += len(turn.results)
+    results = results_on_their_calls(swarm)
     calls = sum(len(t.calls) for th in (swarm.parent, *swarm.children) for t in th.turns)
     assert results == calls > 0  # every call of these runs got its answer
 

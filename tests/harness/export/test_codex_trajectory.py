@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from exportkit import exports_and_reads_back
+from exportkit import exports_and_reads_back, results_on_their_calls
 
 from harness.agents.codex import CodexAdapter
 from harness.agents.codex.trajectory import build_swarm, read_rollout
@@ -67,12 +67,7 @@ def test_each_spawn_links_to_the_parents_spawn_agent_call(run: str) -> None:
 @pytest.mark.parametrize("run", ALL_RUNS)
 def test_a_result_sits_on_the_turn_of_its_call(run: str) -> None:
     _, swarm = built(run)
-    results = 0
-    for thread in (swarm.parent, *swarm.children):
-        for turn in thread.turns:
-            own = {c.call_id for c in turn.calls}
-            assert all(r.call_id in own for r in turn.results), (thread.thread_id, turn)
-            results += len(turn.results)
+    results = results_on_their_calls(swarm)
     assert results > 0
 
 

@@ -15,7 +15,7 @@ from functools import reduce
 from pathlib import Path
 
 import pytest
-from exportkit import exports_and_reads_back
+from exportkit import exports_and_reads_back, results_on_their_calls
 
 from harness.agents.opencode import OpenCodeAdapter
 from harness.agents.opencode.collect import Bundle
@@ -85,10 +85,7 @@ def test_every_spawn_with_a_session_names_its_task_call(built: Built, run: str) 
 @pytest.mark.parametrize("run", ALL_RUNS)
 def test_results_sit_on_the_turn_of_their_call(built: Built, run: str) -> None:
     _, swarm = built[run]
-    for thread in (swarm.parent, *swarm.children):
-        for turn in thread.turns:
-            own = {c.call_id for c in turn.calls}
-            assert all(r.call_id in own for r in turn.results), turn
+    results_on_their_calls(swarm)
 
 
 @pytest.mark.parametrize("run", ALL_RUNS)
