@@ -85,12 +85,17 @@ class ItemResult(Record):
     item's directory name, ``facts`` and ``score`` as nested objects.
     """
 
+    #: ``fixture:model:trial`` (``fixture:agent:model:trial`` in a run of several agents).
     key: str
     fixture: str
     model: str
+    #: 1-based trial number within its fixture × agent × model cell.
     trial: int
+    #: Its directory under ``items/``: everything needed to re-score it offline.
     item_dir: str
+    #: Every criterion's verdict and the evidence behind it, with usage and efficiency.
     score: ItemScore
+    #: What the harness saw of the agent process (wall time, exit code, error, faults).
     facts: RunFacts
     #: What the item cost (None: not priced, e.g. a report written before prices).
     cost: ItemCost | None = None
@@ -102,7 +107,12 @@ class ItemResult(Record):
     earlier: tuple[Attempt, ...] = ()
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).
-    JSON_EXTRA: ClassVar[dict[str, Any]] = {"status": {"enum": list(get_args(ItemStatus))}}
+    JSON_EXTRA: ClassVar[dict[str, Any]] = {
+        "status": {
+            "description": "resolved, unresolved, or error (kept out of every rate).",
+            "enum": list(get_args(ItemStatus)),
+        }
+    }
 
     @property
     def status(self) -> ItemStatus:

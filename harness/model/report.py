@@ -134,20 +134,34 @@ class Budget(Record):
 
 @dataclass(frozen=True)
 class RunReport(Record):
+    """A run: ``runs/<run-id>/report.json``, what ``run --json`` prints, what ``report``,
+    ``compare`` and ``show`` read."""
+
+    #: The run's directory name under the runs dir.
     run_id: str
+    #: The run was stopped (Ctrl-C, SIGTERM, the circuit breaker) before every item ran.
     interrupted: bool
+    #: Every item that ran, sorted by key.
     items: tuple[ItemResult, ...]
+    #: One row per fixture × agent × model.
     summary: tuple[FixtureSummary, ...]
+    #: One row per agent × model: the mean of its fixtures' resolved rates.
     overall: tuple[ModelOverall, ...]
+    #: The options the run was started with (``--resume`` reads them back).
     options: RunOptions
     #: Unresolved and errored items grouped by how they failed, largest group first.
     triage: tuple[FailureGroup, ...] = ()
+    #: The comparison with ``--compare-baseline`` (None: no baseline).
     comparison: Comparison | None = None
+    #: Keys of the planned items that never started (a budget, an interrupt, the breaker).
     not_started: tuple[str, ...] = ()
+    #: When the run was first created (ISO 8601, UTC).
     created_at: str = ""
     #: When this session of the run started (a resumed run: the resuming session).
     started_at: str = ""
+    #: Wall time of this session of the run, in seconds.
     duration_s: float | None = None
+    #: The harness version that wrote the report.
     harness_version: str = __version__
     #: What the reader of an older report should know (e.g. a comparison it did not keep).
     notes: tuple[str, ...] = ()
@@ -161,8 +175,14 @@ class RunReport(Record):
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).
     JSON_EXTRA: ClassVar[dict[str, Any]] = {
-        "resolved": {"type": "boolean"},
-        "schema_version": {"const": REPORT_SCHEMA_VERSION},
+        "resolved": {
+            "description": "Every planned item ran and resolved (the exit code's 0).",
+            "type": "boolean",
+        },
+        "schema_version": {
+            "description": "This file's format version; older ones are read by converting.",
+            "const": REPORT_SCHEMA_VERSION,
+        },
     }
 
     @property

@@ -10,11 +10,17 @@ an ``anyOf`` with null, ``tuple[X, ...]`` an array, ``dict[str, X]`` an object o
 ``Literal`` an ``enum``. Fields a record adds to its JSON beyond its dataclass fields
 (derived values written for readers, e.g. an item's ``status``) are declared in its
 ``JSON_EXTRA``.
+
+Each record's docstring becomes its ``description`` and each field's ``#:`` comment (the
+lines right above it in the class) the field's, so the reference page generated from the
+schema (``docs/reference/report-json.md``) says what the model's source says.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import json
 import sys
 import types
@@ -27,6 +33,39 @@ SCHEMA_ID = "https://swarm-harness.local/schemas/report.schema.json"
 
 def _def_name(cls: type) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in cls.__name__).lstrip("_")
+
+
+def _record_doc(cls: type) -> str | None:
+    """The record's own docstring, dedented (None: none, or only the one dataclass writes)."""
+    doc = cls.__dict__.get("__doc__")
+    if not doc or doc.startswith(f"{cls.__name__}("):
+        return None
+    return inspect.cleandoc(doc)
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """Each field's ``#:`` comment: the comment lines right above its annotation."""
+    try:
+        lines, _ = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        return {}
+    source = inspect.cleandoc("".join(lines)) if lines[0][:1].isspace() else "".join(lines)
+    body = source.splitlines()
+    tree = ast.parse(source)
+    docs: dict[str, str] = {}
+    node = tree.body[0]
+    assert isinstance(node, ast.ClassDef)
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        comment: list[str] = []
+        row = stmt.lineno - 2
+        while row >= 0 and body[row].strip().startswith("#:"):
+            comment.insert(0, body[row].strip()[2:].strip())
+            row -= 1
+        if comment:
+            docs[stmt.target.id] = " ".join(comment)
+    return docs
 
 
 class _Builder:
@@ -68,9 +107,17 @@ class _Builder:
         if name not in self.defs:
             self.defs[name] = {}  # placeholder: a record may (indirectly) hold itself
             hints = get_type_hints(cls)
-            props = {f.name: self.hint(hints[f.name]) for f in dataclasses.fields(cls)}
+            docs = _field_docs(cls)
+            props: dict[str, dict[str, Any]] = {}
+            for field in dataclasses.fields(cls):
+                prop = self.hint(hints[field.name])
+                if field.name in docs:
+                    prop = {"description": docs[field.name], **prop}
+                props[field.name] = prop
             props.update(getattr(cls, "JSON_EXTRA", {}))
+            doc = _record_doc(cls)
             self.defs[name] = {
+                **({"description": doc} if doc else {}),
                 "type": "object",
                 "additionalProperties": False,
                 "required": list(props),
