@@ -15,6 +15,7 @@ from harness.cli.agents_cmd import agents_group
 from harness.cli.clean_cmd import clean_cmd
 from harness.cli.compare_cmd import compare_cmd
 from harness.cli.config import load_default_map
+from harness.cli.docs_cmd import docs_cmd
 from harness.cli.export_cmd import export_cmd
 from harness.cli.fixtures_cmd import fixtures_group
 from harness.cli.report_cmd import report_cmd
@@ -105,6 +106,12 @@ cli.add_command(show_cmd)
 cli.add_command(export_cmd)
 cli.add_command(agents_group)
 cli.add_command(clean_cmd)
+cli.add_command(docs_cmd)
+
+# Each command's --help ends with where its documentation is.
+for _name, _command in cli.commands.items():
+    if _command.epilog is None:
+        _command.epilog = f"Docs: python -m harness docs {_name}"
 
 
 #: Allocations between young-generation collections for the CLI process (CPython's default

@@ -1,5 +1,5 @@
 """The house keeps its shape: imports go one way down the flow, and nothing imports in a
-circle (``docs/architecture.md``).
+circle (``docs/concepts/architecture.md``).
 
 Every import counts, wherever it is written (module level, a function's lazy import, an
 ``if TYPE_CHECKING:`` block): a lazy import is still a dependency.
@@ -90,7 +90,7 @@ def layer(module: str) -> int:
             return rank
     if module == "harness":
         return 0
-    raise AssertionError(f"{module} belongs to no layer of docs/architecture.md")
+    raise AssertionError(f"{module} belongs to no layer of docs/concepts/architecture.md")
 
 
 def test_every_harness_module_has_a_layer() -> None:

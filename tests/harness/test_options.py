@@ -1,4 +1,4 @@
-"""Every environment twin the README lists works, and every option has one in --help."""
+"""Every environment twin the docs list works, and every option has one in --help."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.docs import README
+from harness.cli.docs import ENV_PAGE
 from harness.cli.main import cli
 from harness.cli.options import TwinOption, iter_twins
 from harness.cli.run_cmd import TrialsType
@@ -18,7 +18,7 @@ ROW = re.compile(r"^\| `(SWARM_HARNESS_[A-Z0-9_]+)` \| `([a-z ]+?) (--[a-z-]+)` 
 
 
 def readme_twins() -> list[tuple[str, str, str]]:
-    return ROW.findall(README.read_text(encoding="utf-8"))
+    return ROW.findall(ENV_PAGE.read_text(encoding="utf-8"))
 
 
 def _command(words: str) -> click.Command:

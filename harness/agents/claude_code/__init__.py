@@ -5,7 +5,7 @@ Per item it gets a private ``HOME``, ``TMPDIR``/``CLAUDE_CODE_TMPDIR`` and
 ``claude-config/projects/<project>/``), telemetry and non-essential traffic off, and the
 caller's Anthropic credentials (``ANTHROPIC_API_KEY``/``ANTHROPIC_AUTH_TOKEN`` and
 ``ANTHROPIC_BASE_URL``). Nothing outlives the client, so there is no stop step. See
-docs/claude-code-contract.md for the formats.
+docs/reference/agents/claude-code.md for the formats.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Per item it gets its own ``HOME``, ``TMPDIR`` and ``CODEX_HOME`` (its rollouts l
 caller's ``OPENAI_BASE_URL`` with the caller's ``OPENAI_API_KEY``, the offline switches,
 and nothing else of the caller's environment or Codex configuration. Nothing outlives the
 client, so there is no stop step; collection copies the rollouts, stdout, stderr (its log
-of failed requests) and the artifact. See docs/codex-contract.md for the formats.
+of failed requests) and the artifact. See docs/reference/agents/codex.md for the formats.
 
 Options (``--agent codex:OPTIONS``, comma-separated): ``v2`` switches on the second
 multi-agent protocol (the ``collaboration`` tools a catalog model may get by default),

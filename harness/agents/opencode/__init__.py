@@ -7,7 +7,7 @@ Per item it gets its own ``HOME``, ``XDG_{DATA,CONFIG,STATE,CACHE}_HOME`` and ``
 ``ANTHROPIC_BASE_URL`` (opencode's bundled Anthropic provider), the offline switches, and
 nothing else of the caller's environment. The prompt goes on stdin. Nothing outlives the
 client, so there is no stop step; collection copies the database (with its write-ahead log),
-stdout and the artifact. See docs/opencode-contract.md for the formats.
+stdout and the artifact. See docs/reference/agents/opencode.md for the formats.
 """
 
 from __future__ import annotations

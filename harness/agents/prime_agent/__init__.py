@@ -1,4 +1,4 @@
-"""prime-agent: launched per its contract (docs/prime-agent-contract.md), with its daemon.
+"""prime-agent: launched per its contract (docs/reference/agents/prime-agent.md), with its daemon.
 
 Its own dirs in the workdir: ``sessions/`` (created before launch, passed as its realpath),
 ``session-artifacts/`` (written by the agent), ``agent-home/`` (the isolated
