@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.examples import Block, console_blocks, unmatched, unrun_sim_examples
+from tests.docs.examples import (
+    Block,
+    console_blocks,
+    parse_session,
+    unmatched,
+    unrun_sim_examples,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -103,3 +109,24 @@ def test_shown_lines_match_in_order_with_ellipses() -> None:
     assert unmatched(["smoke-orders  3/3", "run ...: 3 items"], output) == "run ...: 3 items"
     assert unmatched(["smoke-orders  2/3"], output) == "smoke-orders  2/3"
     assert re.escape("[") and unmatched(["[2/3]"], output) == "[2/3]"
+
+
+def test_a_session_reads_commands_continuations_output_and_exit_codes(tmp_path: Path) -> None:
+    body = "$ python -m harness run \\\n    --fixture smoke\nreport: runs/...\n[exit 1]\n$ ls\n"
+    block = parse_session(tmp_path / "page.md", 10, body)
+    first, second = block.commands
+    assert first.command == "python -m harness run \\\n    --fixture smoke"
+    assert first.shown == ["report: runs/..."] and first.exit_code == 1
+    assert (second.command, second.shown, second.exit_code, second.line) == ("ls", [], 0, 14)
+    with pytest.raises(ValueError, match="output before any"):
+        parse_session(tmp_path / "page.md", 1, "stray\n$ ls\n")
+
+
+def test_a_sim_example_outside_a_console_block_is_found(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```sh\npython -m harness run --fixture smoke --agent sim\n```\n\n"
+        "```sh\npython -m harness run --agent codex --model openai/x\n```\n",
+        encoding="utf-8",
+    )
+    assert unrun_sim_examples(page) == [f"{page}:2"]
