@@ -91,3 +91,14 @@ def test_readme_is_short_and_links_into_the_docs() -> None:
     assert len(text.splitlines()) <= 200
     for link in ("docs/getting-started/first-run.md", "docs/reference/cli.md", "docs/guides/ci.md"):
         assert f"({link})" in text and (ROOT / link).is_file()
+
+
+def test_every_exit_code_is_documented_and_only_those() -> None:
+    import re
+
+    from harness import errors
+
+    codes = {v for k, v in vars(errors).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    for page in (ROOT / "docs" / "reference" / "exit-codes.md", ROOT / "README.md"):
+        rows = re.findall(r"^\| (\d+) \|", page.read_text(encoding="utf-8"), re.M)
+        assert {int(r) for r in rows} == codes, page
