@@ -26,6 +26,7 @@ from typing import Any
 import click
 from click.testing import CliRunner
 
+from harness.cli.docs_cmd import anchor
 from harness.cli.main import cli
 from harness.cli.options import iter_twins
 
@@ -57,11 +58,6 @@ def walk(group: click.Group = cli, words: tuple[str, ...] = ()) -> Iterator[tupl
             yield from walk(command, (*words, name))
         else:
             yield (*words, name)
-
-
-def anchor(words: tuple[str, ...]) -> str:
-    """The CLI page's anchor of a command (``run``, ``fixtures-list``; the group: ``cli``)."""
-    return "-".join(words) or "cli"
 
 
 def cli_page() -> str:
@@ -242,11 +238,12 @@ def rendered() -> dict[Path, str]:
     return texts
 
 
-def stale() -> list[Path]:
-    """The generated files whose committed text differs from what the code generates."""
+def stale(texts: dict[Path, str] | None = None) -> list[Path]:
+    """The generated files whose committed text differs from what the code generates
+    (``texts``: :func:`rendered`'s, when the caller has them)."""
     return [
         path
-        for path, text in rendered().items()
+        for path, text in (rendered() if texts is None else texts).items()
         if not path.exists() or path.read_text(encoding="utf-8") != text
     ]
 
@@ -258,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
-    outdated = [p for p, t in texts.items() if not p.exists() or p.read_text("utf-8") != t]
+    outdated = stale(texts)
     if "--check" in args:
         for path in outdated:
             print(f"stale: {path.relative_to(ROOT)} (run {GENERATOR})", file=sys.stderr)

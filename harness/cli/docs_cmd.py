@@ -60,14 +60,19 @@ PAGES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+def anchor(words: tuple[str, ...]) -> str:
+    """The CLI reference's anchor of a command (``run``, ``fixtures-list``; the group:
+    ``cli``): the generator writes it, ``docs`` points at it."""
+    return "-".join(words) or "cli"
+
+
 def pages_for(words: tuple[str, ...]) -> list[tuple[str, str]]:
     """The pages of a command: its own guides (a subcommand: its group's) and its entry in
     the CLI reference."""
     top = words[0] if words else ""
     if top not in PAGES:
         raise UsageError(f"docs: no command {' '.join(words)!r} (see python -m harness --help)")
-    anchor = "-".join(words) or "cli"
-    return [*PAGES[top], ("CLI reference", f"reference/cli.md#{anchor}")]
+    return [*PAGES[top], ("CLI reference", f"reference/cli.md#{anchor(words)}")]
 
 
 @click.command("docs")

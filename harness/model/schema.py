@@ -23,6 +23,7 @@ import dataclasses
 import inspect
 import json
 import sys
+import textwrap
 import types
 import typing
 from pathlib import Path
@@ -49,19 +50,18 @@ def _field_docs(cls: type) -> dict[str, str]:
         lines, _ = inspect.getsourcelines(cls)
     except (OSError, TypeError):
         return {}
-    source = inspect.cleandoc("".join(lines)) if lines[0][:1].isspace() else "".join(lines)
-    body = source.splitlines()
-    tree = ast.parse(source)
-    docs: dict[str, str] = {}
-    node = tree.body[0]
+    source = textwrap.dedent("".join(lines))
+    body = [line.strip() for line in source.splitlines()]
+    node = ast.parse(source).body[0]
     assert isinstance(node, ast.ClassDef)
+    docs: dict[str, str] = {}
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
         comment: list[str] = []
         row = stmt.lineno - 2
-        while row >= 0 and body[row].strip().startswith("#:"):
-            comment.insert(0, body[row].strip()[2:].strip())
+        while row >= 0 and body[row].startswith("#:"):
+            comment.insert(0, body[row][2:].strip())
             row -= 1
         if comment:
             docs[stmt.target.id] = " ".join(comment)
