@@ -31,8 +31,8 @@ from scorers import Assessment, ItemScore, RunEvidence, assess_evidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
-    from harness.export.model import Swarm
     from harness.fixtures import Fixture
+    from harness.model.trajectory import Swarm
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The one ATIF writer: an item's swarm as an Agent Trajectory Interchange Format document.
 
 Whatever the agent, a builder (``harness/agents/<agent>/trajectory.py``) reads its records
-into :class:`harness.export.model.Swarm`, and this module writes it, with what the scorer
+into :class:`harness.model.trajectory.Swarm`, and this module writes it, with what the scorer
 judged from the same bundle (:class:`scorers.records.RunEvidence`) placed where a reader
 of ATIF expects it:
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from harness.export.model import Call, Result, Swarm, Thread, Turn
+from harness.model.trajectory import Call, Result, Swarm, Thread, Turn
 from scorers.records import (
     ChildNotice,
     ChildReply,

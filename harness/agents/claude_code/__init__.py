@@ -36,7 +36,7 @@ from scorers.claude_code import collect_evidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
-    from harness.export.model import Swarm
+    from harness.model.trajectory import Swarm
 
 #: Copy caps: transcripts of real runs are kilobytes to megabytes; the artifact is a list.
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.agents.claude_code.collect import bundle_paths, locate
-from harness.export.model import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from harness.files import open_regular
+from harness.model.trajectory import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from scorers.claude_code.evidence import UNSTARTED_PREFIX
 from scorers.claude_code.parent import ParentParse, parse_parent_transcript
 from scorers.claude_code.subagent import SubagentMeta, parse_meta

@@ -48,7 +48,7 @@ from scorers import RunEvidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
-    from harness.export.model import Swarm
+    from harness.model.trajectory import Swarm
 
 #: What a run's model API is to the scripted server: OpenAI Responses, played with Codex's
 #: tools (``spawn_agent``, ``wait_agent``, ``exec_command``).

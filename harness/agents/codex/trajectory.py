@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.agents.codex.collect import Bundle, find_rollouts
-from harness.export.model import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from harness.files import open_regular
+from harness.model.trajectory import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from scorers.codex import Thread as ScoredThread
 from scorers.codex import parse_rollout
 from scorers.codex.evidence import SPAWN_TOOL

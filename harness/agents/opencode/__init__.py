@@ -44,7 +44,7 @@ from scorers import RunEvidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
-    from harness.export.model import Swarm
+    from harness.model.trajectory import Swarm
 
 #: What a run's model API is to the scripted server: Anthropic Messages, played with
 #: opencode's tools (``task``, ``read``, ``write``).

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.agents.opencode.collect import Bundle
-from harness.export.model import Call, Result, Swarm, Thread, Turn
 from harness.files import open_regular
+from harness.model.trajectory import Call, Result, Swarm, Thread, Turn
 from scorers.opencode.spawns import find_spawns
 from scorers.opencode.store import MAX_DB_BYTES, MessageRow, PartRow, Store, read_store
 from scorers.opencode.tree import choose_root

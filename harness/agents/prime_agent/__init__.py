@@ -41,7 +41,7 @@ from scorers.prime_agent import collect_evidence
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
-    from harness.export.model import Swarm
+    from harness.model.trajectory import Swarm
 
 #: Variables an embedding prime-agent session would leak into ours (depth, worker identity).
 STRIPPED_VARS = frozenset(

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.export.model import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from harness.files import open_regular
+from harness.model.trajectory import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.prime_agent.assistant import FAILED_STOP_REASONS, usage_of
 from scorers.prime_agent.types import ChildSessionFile

@@ -10,7 +10,7 @@ from atif import Trajectory
 
 from harness.export import facts_of
 from harness.export.atif import write_trajectory
-from harness.export.model import Swarm
+from harness.model.trajectory import Swarm
 from scorers.atif import trajectory_evidence
 from scorers.records import RunEvidence
 from scorers.score import score_evidence

@@ -20,7 +20,7 @@ from exportkit import exports_and_reads_back, results_on_their_calls
 from harness.agents.claude_code import ClaudeCodeAdapter
 from harness.agents.claude_code.collect import CONFIG_DIR
 from harness.agents.claude_code.trajectory import build_swarm, read_transcript
-from harness.export.model import Swarm, Thread
+from harness.model.trajectory import Swarm, Thread
 from scorers.claude_code.parent import SPAWN_TOOLS, parse_parent_transcript
 from scorers.records import RunEvidence
 from scorers.tokens import NO_TOKENS, TokenUsage

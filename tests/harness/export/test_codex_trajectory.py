@@ -17,7 +17,7 @@ from exportkit import exports_and_reads_back, results_on_their_calls
 
 from harness.agents.codex import CodexAdapter
 from harness.agents.codex.trajectory import build_swarm, read_rollout
-from harness.export.model import Swarm, Thread
+from harness.model.trajectory import Swarm, Thread
 from scorers.records import RunEvidence
 from scorers.tokens import NO_TOKENS, TokenUsage
 from scorers.types import Manifest

@@ -17,8 +17,8 @@ import pytest
 from atif import Trajectory
 
 from harness.export.atif import MAX_TEXT_CHARS, ItemFacts, write_trajectory
-from harness.export.model import Call, Result, Swarm, Thread, Turn
 from harness.export.rescore import score_trajectory
+from harness.model.trajectory import Call, Result, Swarm, Thread, Turn
 from scorers.records import LedgerParse, RunEvidence
 from scorers.tokens import TokenUsage
 from sim_agent import config as sim_config

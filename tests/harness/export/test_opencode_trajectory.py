@@ -20,7 +20,7 @@ from exportkit import exports_and_reads_back, results_on_their_calls
 from harness.agents.opencode import OpenCodeAdapter
 from harness.agents.opencode.collect import Bundle
 from harness.agents.opencode.trajectory import build_swarm
-from harness.export.model import Swarm, Thread
+from harness.model.trajectory import Swarm, Thread
 from scorers.records import RunEvidence
 from scorers.tokens import NO_TOKENS, TokenUsage
 
