@@ -56,6 +56,11 @@ class NotStarted(Exception):
     (control flow between the scheduler and an item, never shown to a user)."""
 
 
+class Withdrawn(NotStarted):
+    """The work source withdrew this item before its agent launched (a ``--trials auto``
+    cell decided meanwhile): it is no item at all, neither a result nor not started."""
+
+
 class ExecutorError(HarnessError):
     """The executor could not run an item (a cluster unreachable, a node lost mid-item)."""
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from harness.errors import NotStarted
+from harness.errors import NotStarted, Withdrawn
 
 #: Items allowed to prepare (build their workspace) while every slot is busy, at most. Up to
 #: a whole next wave is kept ready so that a freed slot never waits on a workspace build;
@@ -55,6 +55,12 @@ class WorkSource(Protocol[W]):
         """Items planned but never taken (reported as not started)."""
         ...
 
+    def confirm(self, item: W) -> bool:
+        """``item`` (taken earlier, prepared since) is about to launch its agent: whether it
+        still should. False withdraws it: it never becomes an item (a ``--trials auto``
+        cell that decided while its next trial was preparing)."""
+        ...
+
 
 class PlannedWork(Generic[W]):
     """A fixed plan, taken in key order, skipping items whose provider is at its cap."""
@@ -77,6 +83,9 @@ class PlannedWork(Generic[W]):
     def remaining(self) -> list[W]:
         return list(self._pending)
 
+    def confirm(self, item: W) -> bool:
+        return True  # a fixed plan wants every item it handed out
+
 
 def provider_of(model: str) -> str:
     """The provider of a model selector: its prefix before ``/`` (``anthropic/x`` -> ``anthropic``)."""
@@ -87,8 +96,9 @@ class Slot:
     """One item's claim on the concurrency budget: acquire before the agent, release after
     (the :class:`harness.item.lifecycle.Slot` an item is handed)."""
 
-    def __init__(self, scheduler: Scheduler[W, R], provider: str) -> None:
+    def __init__(self, scheduler: Scheduler[W, R], item: W, provider: str) -> None:
         self._scheduler = scheduler
+        self._item = item
         self._provider = provider
         self._held = False
         self._finished = False  # past its agent (or given up): no longer counts as in flight
@@ -98,11 +108,12 @@ class Slot:
         self.order: int | None = None
 
     def acquire(self) -> None:
-        """Block until the global and provider caps allow one more agent; NotStarted on stop."""
+        """Block until the global and provider caps allow one more agent; NotStarted on a
+        stop, Withdrawn when the work source no longer wants the item."""
         with self._lock:
             if self._held:
                 return
-            self.order = self._scheduler._take(self._provider)
+            self.order = self._scheduler._take(self._item, self._provider)
             self._held = True
 
     def release(self) -> None:
@@ -133,6 +144,7 @@ class Scheduler(Generic[W, R]):
         self._in_flight_by: dict[str, int] = {}
         self._taken = 0  # slots handed out so far
         self._draining = threading.Event()
+        self._source: WorkSource[W] | None = None  # set by run()
 
     def stop(self) -> None:
         """Start nothing more and cancel the running items (Ctrl-C)."""
@@ -151,7 +163,7 @@ class Scheduler(Generic[W, R]):
         with self._cond:
             self._cond.notify_all()
 
-    def _take(self, provider: str) -> int:
+    def _take(self, item: W, provider: str) -> int:
         cap = self.provider_caps.get(provider)
         with self._cond:
             while True:
@@ -160,6 +172,10 @@ class Scheduler(Generic[W, R]):
                 if self._active < self.concurrency and (
                     cap is None or self._running.get(provider, 0) < cap
                 ):
+                    # Asked at the last moment: what finished while the item prepared and
+                    # waited may have made it pointless (its cell decided).
+                    if self._source is not None and not self._source.confirm(item):
+                        raise Withdrawn
                     self._active += 1
                     self._running[provider] = self._running.get(provider, 0) + 1
                     self._taken += 1
@@ -190,6 +206,7 @@ class Scheduler(Generic[W, R]):
         """Run every item (of a plan, or as a source hands them out); return (finished
         sorted by key, not started because of a stop or drain)."""
         source: WorkSource[W] = PlannedWork(items) if isinstance(items, Sequence) else items
+        self._source = source
         done: list[tuple[W, R]] = []
         not_started: list[W] = []
         lock = threading.Lock()
@@ -201,6 +218,8 @@ class Scheduler(Generic[W, R]):
             try:
                 try:
                     result = execute(item, self.stop_event, slot)
+                except Withdrawn:
+                    return  # never an item: neither a result nor "not started"
                 except NotStarted:
                     with lock:
                         not_started.append(item)
@@ -238,7 +257,7 @@ class Scheduler(Generic[W, R]):
                 prov = self.provider(chosen)
                 self._in_flight += 1
                 self._in_flight_by[prov] = self._in_flight_by.get(prov, 0) + 1
-            slot = Slot(self, self.provider(chosen))
+            slot = Slot(self, chosen, self.provider(chosen))
             thread = threading.Thread(
                 target=worker, args=(chosen, slot), name=f"item:{chosen.key}", daemon=True
             )

@@ -52,6 +52,8 @@ class _CellRun:
     #: The next trial number the sequence needs.
     next_in_order: int = 1
     state: seq.CellState | None = None
+    #: Trials taken but withdrawn before their agent launched (the cell decided meanwhile).
+    withdrawn: int = 0
 
     def wants_more(self) -> bool:
         state = self.current
@@ -154,6 +156,19 @@ class SequentialPlanner:
                 return work
             return None
 
+    def confirm(self, work: WorkItem) -> bool:
+        """A trial about to launch is still wanted while its cell is undecided (its place
+        under the cap was counted when it was taken). One whose cell decided meanwhile is
+        withdrawn: its number is passed over in the sequence, as an errored trial's is,
+        and it is no longer counted as launched."""
+        with self._lock:
+            cell = self._cells[(work.fixture.manifest.name, work.agent.label(), work.model)]
+            if cell.current.decision is None:
+                return True
+            cell.record(work.trial, None)
+            cell.withdrawn += 1
+            return False
+
     def exhausted(self) -> bool:
         """No cell wants another trial (and none ever will: finishing trials only decide)."""
         with self._lock:
@@ -233,7 +248,7 @@ def _summary(cell: _CellRun) -> SequentialCell:
         status=status if status != "running" else "stopped",
         stop_reason=STOP_REASONS.get(status, "stopped"),
         trials=state.n,
-        launched=cell.launched,
+        launched=cell.launched - cell.withdrawn,
         decided_at=state.decided_at,
         lower=state.lower,
         upper=state.upper,

@@ -4,6 +4,9 @@ to the precision, and an interrupted auto run resumes its sequences."""
 
 from __future__ import annotations
 
+import io
+import json
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from harness.agents import parse_agent
 from harness.errors import EXIT_BUDGET, EXIT_RESOLVED, EXIT_UNRESOLVED
 from harness.plan import RunConfig, SequentialSettings
+from harness.report.progress import Progress
 from harness.run.execute import RunOutcome, execute_run
 
 pytestmark = pytest.mark.e2e
@@ -26,20 +30,23 @@ def run(
     auto: SequentialSettings | None = None,
     seed: int = 0,
     resume: Path | None = None,
+    fixtures: tuple[str, ...] = FIXTURES,
+    concurrency: int = 2,
+    progress: Progress | None = None,
     **kw: object,
 ) -> RunOutcome:
     config = RunConfig(
-        fixtures=FIXTURES,
+        fixtures=fixtures,
         models=(),
         agents=(parse_agent(f"sim:{behaviour}", None, seed),),
         trials=auto.max_trials if auto else trials,
-        concurrency=2,
+        concurrency=concurrency,
         timeout_s=60.0,
         runs_dir=tmp_path / "runs",
         sequential=auto,
         **kw,  # type: ignore[arg-type]
     )
-    return execute_run(config, resume=resume)
+    return execute_run(config, progress, resume=resume)
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +75,58 @@ def test_a_collapse_is_regressed_well_before_the_cap(tmp_path: Path, baseline: P
     assert cmp.sequential.status == "regressed" and len(cmp.sequential.regressed_cells) == 2
     assert any("sequential verdict regressed" in r for r in cmp.gate.reasons)
     assert len(out.report.items) < 2 * 20 and not out.report.not_started
+
+
+class DecisionClock(Progress):
+    """The console's progress, also noting when each cell decided (Unix time)."""
+
+    def __init__(self) -> None:
+        super().__init__(io.StringIO(), live=False)
+        self.decided: list[float] = []
+
+    def note(self, line: str) -> None:
+        if " decided after " in line:
+            self.decided.append(time.time())
+        super().note(line)
+
+
+def agent_launches(run_dir: Path) -> list[float]:
+    """When each item's agent started (Unix time): its start, plus the time it spent
+    preparing its workspace and waiting for a slot (item.json)."""
+    launches = []
+    for meta in sorted(run_dir.glob("items/*/item.json")):
+        item = json.loads(meta.read_text(encoding="utf-8"))
+        phases = item["phases_s"]
+        launches.append(item["started_at"] + phases["workspace"] + phases["slot_wait"])
+    return launches
+
+
+#: How much later than the decision a launch may be stamped: a trial confirmed just before
+#: the decision starts its agent a moment after it (the scheduler's check and the launch are
+#: microseconds apart); a trial launched for nothing used to start one or more seconds later.
+LAUNCH_STAMP_SLACK_S = 0.5
+
+
+@pytest.mark.parametrize("concurrency", [1, 4, 8])
+def test_a_decided_cell_launches_nothing_more(
+    tmp_path: Path, baseline: Path, concurrency: int
+) -> None:
+    """Once a cell decides, only the trials whose agents were already running finish: a
+    trial still preparing (the scheduler readies up to a wave ahead) is withdrawn and never
+    becomes an item. Once, 7 decided trials came with 14-16 launched at concurrency 4."""
+    clock = DecisionClock()
+    out = run(
+        tmp_path, "flaky=0.05", auto=SequentialSettings(max_trials=20), baseline=baseline,
+        fixtures=("csv-metrics",), concurrency=concurrency, progress=clock,
+    )  # fmt: skip
+    (s,) = out.report.summary
+    cell = s.sequential
+    assert cell is not None and cell.status == "regressed" and cell.decided_at is not None
+    (decided,) = clock.decided
+    late = [t - decided for t in agent_launches(out.run_dir) if t > decided + LAUNCH_STAMP_SLACK_S]
+    assert late == [], f"agents launched after the decision (s): {late}; {cell}"
+    assert s.n == cell.launched == len(out.report.items)  # each launched trial is an item
+    assert not out.report.not_started and not out.report.interrupted
 
 
 def test_the_same_agent_is_not_called_regressed(tmp_path: Path, baseline: Path) -> None:
