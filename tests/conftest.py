@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-#: The placeholder provider key every test process has (see below).
-TEST_KEY_VAR = "SWARM_HARNESS_TESTS_API_KEY"
-TEST_KEY_VALUE = "placeholder-key-for-the-tests"
+#: Variables that give an agent provider credentials: the tests run as a user who has none
+#: (see below).
+PROVIDER_KEY_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
 
 # The harness, the sim and the scripted servers run as real subprocesses in hundreds of
 # tests. An environment with PYTHONDONTWRITEBYTECODE (this machine's, and so CI's) makes
@@ -22,11 +22,12 @@ TEST_KEY_VALUE = "placeholder-key-for-the-tests"
 # (benchmarks/bench_startup.py); without it the first start writes the bytecode and the
 # rest read it. Python writes it atomically, so side-by-side starts are safe.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-# A real prime-agent run needs credentials (an auth.json or a provider's *_API_KEY), and
-# `run` refuses one without: the stand-in binaries the tests launch as prime-agent (spies,
-# /bin/true, hostile agents) run as a user with a key would. The tests of that refusal
-# remove it. Its value is long enough to be redacted like any credential.
-os.environ.setdefault(TEST_KEY_VAR, TEST_KEY_VALUE)
+# The tests run in the environment a new user has: no provider key at all. A placeholder key
+# once set here for every test process hid a selftest that refused the real prime-agent for
+# want of one; a test that needs credentials (a stand-in prime-agent binary run as a user
+# with a key would run it) asks for them (the ``prime_agent_key`` fixture).
+for _var in [v for v in os.environ if v.endswith(PROVIDER_KEY_SUFFIXES)]:
+    del os.environ[_var]
 # And this process: pytest's assertion rewriter caches the test modules it rewrote only
 # when bytecode may be written (it reads the flag at each import, so the test modules
 # collected after this conftest are cached); without it every session parsed and compiled
@@ -60,6 +61,20 @@ def no_ownerless_temp_dirs() -> Iterator[None]:
         time.sleep(2.0)
         left = [p for p in unstamped() if p in left]
     assert left == [], f"tests left temp dirs no one will remove: {[str(p) for p in left]}"
+
+
+#: The placeholder key of the tests that run a stand-in prime-agent as a user with a key
+#: would; long enough to be redacted like any credential.
+PLACEHOLDER_KEY = ("SWARM_HARNESS_TESTS_API_KEY", "placeholder-key-for-the-tests")
+
+
+@pytest.fixture
+def prime_agent_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A provider key in this test's environment (and so its subprocesses'), for a stand-in
+    prime-agent that a run without one would refuse; its value."""
+    name, value = PLACEHOLDER_KEY
+    monkeypatch.setenv(name, value)
+    return value
 
 
 @pytest.fixture

@@ -218,8 +218,13 @@ class AgentAdapter(ABC):
         the environment variables it needs. Agents without a model API refuse."""
         raise UsageError(f"{self.name} talks to no model server")
 
-    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
-        """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail)."""
+    def preflight(
+        self, env: Mapping[str, str], agent_home: Path | None = None
+    ) -> list[tuple[str, bool, str]]:
+        """Checks ``run --dry-run`` shows before anything launches: (name, ok, detail).
+        ``env`` is the caller's environment with what the run adds to the items' (the
+        selftest's scripted endpoint); ``agent_home`` the home the items copy their
+        configuration from when the run names one (None: the user's own)."""
         return []
 
     def resolve_command(self) -> list[str]:

@@ -203,7 +203,7 @@ def execute_run(
     # A run that could only error is refused here (every agent's binary runs).
     versions = tuple(require_agent(agent).version for agent in config.agents)
     for agent in config.agents:  # and could authenticate
-        require_credentials(agent, dict(config.extra_env))
+        require_credentials(agent, dict(config.extra_env), config.agent_home_source)
     if config.max_cost_usd is not None:
         from harness.pricing import unpriced_models
 

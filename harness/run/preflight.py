@@ -121,11 +121,16 @@ def require_agent(agent: AgentAdapter) -> AgentCheck:
     return found
 
 
-def require_credentials(agent: AgentAdapter, extra_env: Mapping[str, str] | None = None) -> None:
+def require_credentials(
+    agent: AgentAdapter,
+    extra_env: Mapping[str, str] | None = None,
+    agent_home: Path | None = None,
+) -> None:
     """Refuse (one line naming what to set) a real agent whose credentials check fails: its
     every item could only fail to authenticate. ``extra_env`` is what the run adds to the
-    items' environment (the selftest's scripted endpoint)."""
-    for name, ok, detail in agent.preflight({**os.environ, **(extra_env or {})}):
+    items' environment and ``agent_home`` the home they copy from (the selftest's scripted
+    endpoint), so a check reads what the items will have, not only the caller's."""
+    for name, ok, detail in agent.preflight({**os.environ, **(extra_env or {})}, agent_home):
         if name == "credentials" and not ok:
             raise AgentLaunchError(
                 f"{agent.label()} has no credentials ({detail}): set them before a run "
@@ -184,7 +189,12 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
         own: list[Check] = [found.check] if found.check is not None else []
         if found.check is not None and not found.check.ok and agent.install_hint:
             own.append(Check("install", False, agent.install_hint))
-        own += [Check(name, ok, detail) for name, ok, detail in agent.preflight(os.environ)]
+        own += [
+            Check(name, ok, detail)
+            for name, ok, detail in agent.preflight(
+                {**os.environ, **dict(config.extra_env)}, config.agent_home_source
+            )
+        ]
         if len(conditions) > 1:  # which agent each check is about
             own = [Check(f"{agent.label()}: {c.name}", c.ok, c.detail) for c in own]
         checks += own

@@ -73,7 +73,9 @@ class ClaudeCodeAdapter(AgentAdapter):
     def task_text(self, fixture: Any) -> str:
         return fixture.agent_task(self.name) or claude_code_task(fixture)
 
-    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+    def preflight(
+        self, env: Mapping[str, str], agent_home: Path | None = None
+    ) -> list[tuple[str, bool, str]]:
         keys = [k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if env.get(k)]
         detail = ", ".join(keys) if keys else "no ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"
         endpoint = env.get("ANTHROPIC_BASE_URL") or "the client's default endpoint"

@@ -104,7 +104,9 @@ class CodexAdapter(AgentAdapter):
     def task_text(self, fixture: Any) -> str:
         return fixture.agent_task(self.name) or codex_task(fixture)
 
-    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+    def preflight(
+        self, env: Mapping[str, str], agent_home: Path | None = None
+    ) -> list[tuple[str, bool, str]]:
         key, base_url = credentials(env)
         return [
             ("credentials", key is not None, KEY_VAR if key else f"no {KEY_VAR}"),

@@ -77,7 +77,9 @@ class OpenCodeAdapter(AgentAdapter):
     def task_text(self, fixture: Any) -> str:
         return fixture.agent_task(self.name) or opencode_task(fixture)
 
-    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+    def preflight(
+        self, env: Mapping[str, str], agent_home: Path | None = None
+    ) -> list[tuple[str, bool, str]]:
         key, root = credentials(env)
         rg = self._ripgrep(env)
         return [

@@ -118,8 +118,12 @@ class PrimeAgentAdapter(AgentAdapter):
         "--agent-bin PATH (or put prime-agent on PATH)"
     )
 
-    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
-        return credential_checks(source_agent_home(env), env)
+    def preflight(
+        self, env: Mapping[str, str], agent_home: Path | None = None
+    ) -> list[tuple[str, bool, str]]:
+        # The items copy their credentials from the run's agent home when it has one (the
+        # selftest's, holding the scripted server's models.json), else from the user's.
+        return credential_checks(agent_home or source_agent_home(env), env)
 
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path

@@ -81,7 +81,9 @@ class SimAdapter(PrimeAgentAdapter):
     ) -> dict[str, str]:
         raise UsageError("the simulated agent talks to no model server")
 
-    def preflight(self, env: Mapping[str, str]) -> list[tuple[str, bool, str]]:
+    def preflight(
+        self, env: Mapping[str, str], agent_home: Path | None = None
+    ) -> list[tuple[str, bool, str]]:
         return [("credentials", True, "none needed by the simulated agent")]
 
     def resolve_command(self) -> list[str]:
