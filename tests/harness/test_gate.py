@@ -164,7 +164,7 @@ def test_a_comparison_that_fails_still_writes_the_report(tmp_path: Path) -> None
 
 
 def test_agent_that_exits_zero_without_a_model_reply_is_an_infrastructure_error(
-    tmp_path: Path,
+    tmp_path: Path, prime_agent_key: str
 ) -> None:
     proc = harness(
         "run", "--fixture", str(TINY), "--model", "p/m", "--agent-bin", "/bin/true",
