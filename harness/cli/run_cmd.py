@@ -214,9 +214,9 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     default=DEFAULT_MAX_PROVIDER_ERRORS,
     show_default=True,
     metavar="K",
-    help="Circuit breaker: after K items in a row end as provider errors (after their "
-    "retries) or cannot start, start no new item, write the report and exit 3 "
-    "(resumable). 0: never stop.",
+    help="Circuit breaker: after K attempts in a row end as provider errors (a retry's "
+    "first attempts count) or cannot start, start no new item and no pending retry, write "
+    "the report and exit 3 (resumable). 0: never stop.",
 )
 @option(
     "--agent-env",

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,7 +42,9 @@ class RetryPolicy:
     ``may_retry`` is False once the run starts no more items; ``wait`` sleeps up to the
     given seconds and returns False when the run was stopped meanwhile; ``announce`` is told
     of each retry before its wait (the next attempt, the result it follows, the wait, the
-    last attempt the item may get).
+    last attempt the item may get); ``attempted`` is told of every attempt that ran (its
+    result), before the item decides whether to run again (the circuit breaker counts
+    attempts).
     """
 
     retries: int
@@ -51,28 +52,22 @@ class RetryPolicy:
     may_retry: Callable[[], bool]
     wait: Callable[[float], bool]
     announce: Callable[[WorkItem, ItemResult, float, int], None] = lambda *_: None
-
-
-#: How often a retry's wait looks whether the run was stopped meanwhile.
-RETRY_POLL_S = 0.5
+    attempted: Callable[[ItemResult], None] = lambda _: None
 
 
 def run_policy(
     retries: int,
     backoff_s: float,
-    stop: threading.Event,
-    draining: Callable[[], bool],
+    halted: threading.Event,
     note: Callable[[str], None] | None = None,
+    attempted: Callable[[ItemResult], None] = lambda _: None,
 ) -> RetryPolicy:
-    """The policy of a run: retries while the scheduler still launches items (``stop`` set
-    or ``draining``: no more), each announced with ``note`` (the console's)."""
+    """The policy of a run: retries while the scheduler still launches items (``halted``:
+    set once it launches no more, on a stop, a drain or a tripped breaker; a wait ends the
+    moment it is), each announced with ``note`` (the console's)."""
 
     def wait(seconds: float) -> bool:
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            if stop.wait(min(left, RETRY_POLL_S)) or draining():
-                return False
-        return not draining()
+        return not halted.wait(seconds)
 
     def announce(work: WorkItem, result: ItemResult, delay: float, last: int) -> None:
         if note is not None:
@@ -80,7 +75,7 @@ def run_policy(
                 f"{work.key}: {result.facts.error}; attempt {work.attempt} of {last} in {delay:.0f} s"
             )
 
-    return RetryPolicy(retries, backoff_s, lambda: not draining(), wait, announce)
+    return RetryPolicy(retries, backoff_s, lambda: not halted.is_set(), wait, announce, attempted)
 
 
 def retry_wait(policy: RetryPolicy, retry: int, result: ItemResult) -> float:
@@ -186,6 +181,7 @@ def run_attempts(
                 raise
             assert last is not None
             return _finish(item_dir, last, number - 1, earlier[:-1])
+        policy.attempted(result)
         if not (result.facts.lost_to_provider and retries > 0 and policy.may_retry()):
             return _finish(item_dir, result, number, earlier)
         delay = retry_wait(policy, policy.retries - retries + 1, result)

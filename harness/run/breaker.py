@@ -1,12 +1,16 @@
 """The circuit breaker: ``run --max-provider-errors K`` stops a run the world is failing.
 
-After K items in a row (as they finish) end as errors that every next item would repeat
-(the provider failed them after their retries, or the agent could not even start), no new
-item starts; running items finish and are kept, the report says why, and the run exits 3
-so it can be resumed once the provider (or the binary) is back. Any other outcome (a
-resolved or unresolved item, an error of another kind) breaks the row, unless its agent was
-launched before the row's first one: an item that started while the world was still well
-and finished after the failures began says nothing about the world now. K = 0: never.
+After K *attempts* in a row (as they finish) end as errors that every next attempt would
+repeat (the provider failed them, or the agent could not even start), no new item starts
+and no pending retry runs (a retry waiting out its backoff stops waiting); running items
+finish and are kept, the report says why, and the run exits 3 so it can be resumed once
+the provider (or the binary) is back. Attempts, not items: with retries on, an item whose
+first attempt failed frees its slot for the backoff, and counting only items that used up
+their retries let a dead endpoint start every item of the run before the row was long
+enough. Any other outcome (a resolved or unresolved attempt, an error of another kind)
+breaks the row, unless its agent was launched before the row's first one: an attempt that
+started while the world was still well and finished after the failures began says nothing
+about the world now. K = 0: never.
 
 Stops a provider outage (or a binary removed mid-run) from burning the whole suite's time
 and money on items that can only fail the same way.
@@ -50,7 +54,8 @@ def _cause(result: ItemResult) -> str:
 
 
 class CircuitBreaker:
-    """Counts run-stopping errors in a row (thread-safe: items finish on worker threads)."""
+    """Counts run-stopping errors in a row, attempt by attempt (thread-safe: attempts
+    finish on worker threads)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -64,7 +69,7 @@ class CircuitBreaker:
         return self.reason is not None
 
     def record(self, result: ItemResult, order: int | None = None) -> bool:
-        """Count one finished item (``order``: when its agent was launched, in the run's
+        """Count one finished attempt (``order``: when its agent was launched, in the run's
         order; None when unknown); True the moment the breaker trips (once)."""
         with self._lock:
             kind = _repeats(result)
@@ -88,7 +93,7 @@ class CircuitBreaker:
 
     @staticmethod
     def _explain(kind: str, count: int, last: ItemResult) -> str:
-        row = f"{plural(count, 'item')} in a row"
+        row = f"{plural(count, 'attempt')} in a row"
         if kind == "start":
             cause = (last.facts.error or "").removeprefix(START_ERROR_PREFIX)
             return f"agent unusable: {row} could not start ({cause})"

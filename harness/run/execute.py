@@ -370,26 +370,29 @@ def _execute_locked(
         progress.start(total=len(plan), already=list(kept.values()))
 
     breaker = CircuitBreaker(config.max_provider_errors)
-    policy = run_policy(
-        config.retries,
-        config.retry_backoff_s,
-        scheduler.stop_event,
-        lambda: scheduler.draining,
-        progress.note if progress is not None else None,
-    )
 
-    launched: dict[str, int | None] = {}  # the order each item's agent took its slot
+    def attempted(result: ItemResult, order: int | None) -> None:
+        """Every attempt counts towards the breaker as it ends (a retry's first attempt
+        too): a tripped breaker stops new items and the pending retries at once."""
+        if breaker.record(result, order):
+            scheduler.drain()
+            if progress is not None and breaker.reason is not None:
+                progress.note(f"stopping: {breaker.reason}")
 
     def execute(work: WorkItem, cancel: threading.Event, slot: Any) -> ItemResult:
         if progress is not None:
             progress.item_started(work.key)
         item_dir = items_dir / work.dir_name
-        try:
-            return run_attempts(
-                work, item_dir, lambda w: executor.run_item(w, opts, item_dir, cancel, slot), policy
-            )
-        finally:
-            launched[work.key] = slot.order
+        policy = run_policy(
+            config.retries,
+            config.retry_backoff_s,
+            scheduler.halted,
+            progress.note if progress is not None else None,
+            lambda result: attempted(result, slot.order),
+        )
+        return run_attempts(
+            work, item_dir, lambda w: executor.run_item(w, opts, item_dir, cancel, slot), policy
+        )
 
     full_disk: list[str] = []
 
@@ -408,10 +411,6 @@ def _execute_locked(
             scheduler.drain()
         if budget is not None and budget.add([result]):
             scheduler.drain()  # start nothing more; the running items finish
-        if breaker.record(result, launched.get(work.key)):
-            scheduler.drain()
-            if progress is not None and breaker.reason is not None:
-                progress.note(f"stopping: {breaker.reason}")
         decided = planner.record(result) if planner is not None else None
         if decided is not None and progress is not None:
             progress.note(decided)

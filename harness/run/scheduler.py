@@ -113,7 +113,10 @@ class Slot:
         with self._lock:
             if self._held:
                 return
-            self.order = self._scheduler._take(self._item, self._provider)
+            # Only an item's first launch is confirmed: a retry is the same item, already
+            # counted by its work source.
+            first = self.order is None
+            self.order = self._scheduler._take(self._item, self._provider, confirm=first)
             self._held = True
 
     def release(self) -> None:
@@ -156,6 +159,11 @@ class Scheduler(Generic[W, R]):
         """Whether the scheduler starts nothing more (stopped, or drained)."""
         return self._draining.is_set()
 
+    @property
+    def halted(self) -> threading.Event:
+        """Set the moment the scheduler starts nothing more (for waits that end then)."""
+        return self._draining
+
     def drain(self) -> None:
         """Start nothing more; the running items finish (a full disk: the next item would
         fail the same way, the running ones may not)."""
@@ -163,7 +171,7 @@ class Scheduler(Generic[W, R]):
         with self._cond:
             self._cond.notify_all()
 
-    def _take(self, item: W, provider: str) -> int:
+    def _take(self, item: W, provider: str, confirm: bool = True) -> int:
         cap = self.provider_caps.get(provider)
         with self._cond:
             while True:
@@ -174,7 +182,8 @@ class Scheduler(Generic[W, R]):
                 ):
                     # Asked at the last moment: what finished while the item prepared and
                     # waited may have made it pointless (its cell decided).
-                    if self._source is not None and not self._source.confirm(item):
+                    source = self._source
+                    if confirm and source is not None and not source.confirm(item):
                         raise Withdrawn
                     self._active += 1
                     self._running[provider] = self._running.get(provider, 0) + 1

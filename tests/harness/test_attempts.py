@@ -1,5 +1,5 @@
 """harness.run.attempts and harness.run.breaker: an item the provider failed runs again, its
-earlier attempts kept; K such items in a row stop the run."""
+earlier attempts kept; K such attempts in a row stop the run."""
 
 from __future__ import annotations
 
@@ -192,10 +192,10 @@ def test_the_breaker_trips_on_k_in_a_row_and_anything_else_breaks_the_row() -> N
     breaker = CircuitBreaker(3)
     assert [breaker.record(r) for r in (lost(1), lost(2), done(3), lost(4), lost(5))] == [False] * 5
     assert breaker.record(lost(6)) and breaker.tripped
-    assert breaker.reason == "provider unreachable: 3 items in a row failed with 529 overloaded"
+    assert breaker.reason == "provider unreachable: 3 attempts in a row failed with 529 overloaded"
     assert not breaker.record(lost(7))  # it trips once
     assert stop_line(breaker.reason, 12, "runs/x") == (
-        "provider unreachable: 3 items in a row failed with 529 overloaded; 12 items not "
+        "provider unreachable: 3 attempts in a row failed with 529 overloaded; 12 items not "
         "started; resume with --resume runs/x"
     )
 
@@ -209,7 +209,7 @@ def test_the_breaker_counts_an_agent_that_cannot_start() -> None:
     assert [breaker.record(r) for r in items] == [False, True]
     assert (
         breaker.reason
-        == "agent unusable: 2 items in a row could not start (/opt/agent: no such file)"
+        == "agent unusable: 2 attempts in a row could not start (/opt/agent: no such file)"
     )
 
 

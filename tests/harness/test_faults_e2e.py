@@ -70,6 +70,9 @@ def test_throttled_items_are_retried_until_they_resolve(tmp_path: Path) -> None:
         "4",
         "--max-tokens",
         "10000000",
+        # Half the attempts fail: three in a row would trip the breaker (it counts attempts).
+        "--max-provider-errors",
+        "0",
     )
     assert done.returncode == EXIT_RESOLVED, done.stderr
     data = report_of(tmp_path)
@@ -139,23 +142,24 @@ def test_a_provider_outage_stops_the_run_with_exit_3_and_says_how_to_resume(tmp_
     data = report_of(tmp_path)
     assert (
         data["provider"]["stopped"]
-        == "provider unreachable: 3 items in a row failed with 529 overloaded"
+        == "provider unreachable: 3 attempts in a row failed with 529 overloaded"
     )
     assert data["not_started"] and not data["interrupted"]
     assert {i["status"] for i in data["items"]} == {"error"}
-    # The three that tripped it used their retry; one still running then gets none.
-    assert sum(i["attempts"] == 2 for i in data["items"]) >= 3
+    # Attempts in a row trip it: with no backoff, the first item's retry is the second
+    # attempt in the row, so fewer than three items started.
+    assert len(data["items"]) <= 3
     run_dir = run_dir_of(tmp_path)
     left = len(data["not_started"])
     line = (
-        "provider unreachable: 3 items in a row failed with 529 overloaded; "
+        "provider unreachable: 3 attempts in a row failed with 529 overloaded; "
         f"{left} item{'' if left == 1 else 's'} not started; resume with --resume {run_dir}"
     )
     assert line in done.stderr.splitlines()
     assert "stopped early: provider unreachable" in done.stdout
     html = (run_dir / "report.html").read_text()
     assert 'id="provider" data-healthy="false"' in html
-    assert "STOPPED (provider unreachable: 3 items in a row failed with 529 overloaded)" in html
+    assert "STOPPED (provider unreachable: 3 attempts in a row failed with 529 overloaded)" in html
     md = (run_dir / "report.md").read_text()
     assert "provider: " in md and "lost to the provider" in md
     # The resume goes on where it stopped (the provider is still down: it stops again).
@@ -163,6 +167,26 @@ def test_a_provider_outage_stops_the_run_with_exit_3_and_says_how_to_resume(tmp_
     assert again.returncode == EXIT_INFRA
     resumed = load_report(run_dir)
     assert max(i.attempts for i in resumed.items) >= 3  # the earlier attempts counted on
+
+
+def test_a_dead_endpoint_with_retries_on_stops_new_items_and_pending_retries(
+    tmp_path: Path,
+) -> None:
+    """Every first attempt fails in a fraction of a second and frees its slot for its
+    backoff: counting only items that used up their retries, the breaker let all ten items
+    start (72 failed requests, 92 s). Attempts in a row trip it: the items started are the
+    row plus at most one launched while the last of it was collected, and no retry waiting
+    out its 60 s backoff runs."""
+    done = harness(
+        tmp_path, "run", "--fixture", TINY, "--agent", "sim:provider-down", "--trials", "10",
+        "--concurrency", "1", "--max-provider-errors", "3", "--retry-backoff", "60",
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert done.returncode == EXIT_INFRA, done.stderr
+    data = report_of(tmp_path)
+    assert len(data["items"]) <= 4 and len(data["not_started"]) >= 6, data["not_started"]
+    assert all(i["attempts"] == 1 for i in data["items"])
+    assert data["provider"]["stopped"].startswith("provider unreachable: 3 attempts in a row")
 
 
 def test_an_agent_that_recovers_resolves_and_shows_its_faults(tmp_path: Path) -> None:
@@ -201,6 +225,8 @@ def test_sequential_trials_count_a_retried_item_once(tmp_path: Path) -> None:
         "0.5",
         "--retries",
         "5",
+        "--max-provider-errors",
+        "0",
     )
     assert done.returncode == EXIT_RESOLVED, done.stderr
     data = report_of(tmp_path)

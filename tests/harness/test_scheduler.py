@@ -148,3 +148,44 @@ def test_an_item_recorded_before_its_slot_frees_stops_the_next_one() -> None:
         done, skipped = sched.run(items, execute, lambda w, e: "", on_done)
         assert [w.key for w, _ in done] == ["00", "01"]
         assert [w.key for w in skipped] == [f"{i:02d}" for i in range(2, 10)]
+
+
+class _DecidesAfterFirst:
+    """A work source that wants no item launched after its first (a decided cell)."""
+
+    def __init__(self, items: list[W]) -> None:
+        self._pending = list(items)
+        self.launched: list[str] = []
+
+    def take(self, has_room):
+        return self._pending.pop(0) if self._pending else None
+
+    def exhausted(self) -> bool:
+        return not self._pending
+
+    def remaining(self) -> list[W]:
+        return list(self._pending)
+
+    def confirm(self, item: W) -> bool:
+        self.launched.append(item.key)
+        return len(self.launched) == 1
+
+
+def test_a_withdrawn_item_is_no_item_but_a_retry_is_never_withdrawn() -> None:
+    """Only an item's first launch is confirmed with its work source: the retry of an item
+    already launched (its slot taken again after a provider error) is the same item, and a
+    decided cell must not cut it off (it became an error: a retried trial lost)."""
+    source = _DecidesAfterFirst([W("a"), W("b")])
+    attempts: list[str] = []
+
+    def execute(w: W, cancel: threading.Event, slot) -> str:
+        for _ in range(2):  # an attempt, then its retry
+            slot.acquire()
+            attempts.append(w.key)
+            slot.release()
+        return f"ok:{w.key}"
+
+    sched: Scheduler[W, str] = Scheduler(1)
+    done, skipped = sched.run(source, execute, lambda w, e: f"error:{w.key}:{e}")
+    assert [r for _, r in done] == ["ok:a"] and skipped == []
+    assert attempts == ["a", "a"]

@@ -169,7 +169,9 @@ def test_everything_failing_trips_the_breaker_with_exit_3(
     report = seen["report"]
     assert seen["code"] == 3, seen["out"] + seen["err"][-2000:]
     assert report.provider is not None and report.provider.stopped is not None
-    assert report.provider.stopped.startswith("provider unreachable: 2 items in a row failed with")
+    assert report.provider.stopped.startswith(
+        "provider unreachable: 2 attempts in a row failed with"
+    )
     assert len(report.not_started) >= 1 and seen["billed"] == 0
     for item in report.items:
         assert item.status == "error" and item.facts.lost_to_provider, item.facts.error
@@ -213,7 +215,7 @@ def test_the_binary_removed_mid_run_stops_it_with_one_cause(
     gone = [e for e in errors if e.startswith("agent could not start: ")]
     assert len(gone) >= 2, errors
     assert report.provider is not None and (report.provider.stopped or "").startswith(
-        "agent unusable: 2 items in a row could not start"
+        "agent unusable: 2 attempts in a row could not start"
     ), (report.provider, errors)
     assert len(report.items) <= 4 and len(report.not_started) >= 6, [
         (i.key, i.status, i.facts.error) for i in report.items
