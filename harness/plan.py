@@ -148,6 +148,9 @@ class RunConfig:
     max_provider_errors: int = DEFAULT_MAX_PROVIDER_ERRORS
     #: Variables set in every item's agent environment (``--agent-env``), per agent label.
     agent_env: tuple[tuple[str, str, str], ...] = ()
+    #: A ``selftest``'s run (scripted models at play prices): marked in run.json, so that it
+    #: is never the ``latest`` a comparison picks, even when cut off before its outcome.
+    selftest: bool = False
 
     def validate(self) -> None:
         if self.trials < 1:

@@ -283,6 +283,7 @@ def run_selftest(
             retries=retries,
             retry_backoff_s=retry_backoff_s,
             max_provider_errors=0,  # a fault plan is the point: every row runs
+            selftest=True,
         )
         outcome = execute_run(config, progress)
     finally:
@@ -334,7 +335,8 @@ def record_outcome(outcome: SelftestOutcome, runs_dir: Path) -> None:
     """Keep the outcome in the run directory, and write the runs index again with it (the
     run wrote it before its rows were judged)."""
     from harness.files import write_json_atomic
-    from harness.runs.index import SELFTEST_FILE, write_index
+    from harness.runs.catalog import SELFTEST_FILE
+    from harness.runs.index import write_index
 
     holding = sum(1 for r in outcome.rows if r.ok)
     data = {"rows": len(outcome.rows), "hold": holding, "ok": outcome.ok}

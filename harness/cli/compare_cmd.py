@@ -53,9 +53,10 @@ def compare_cmd(
     one run of several agents (run --agent A --agent B), its agents side by side."""
     from harness.model.comparison import BaselineRun, fail_on_parts
     from harness.model.report import load_report
+    from harness.model.text import describe_run
     from harness.report.markdown import comparison_markdown
     from harness.runs.catalog import resolve_run
-    from harness.stats.compare import compare
+    from harness.stats.compare import compare, shared_cells
 
     if candidate is None:
         _compare_agents(
@@ -64,9 +65,17 @@ def compare_cmd(
         return
     if reference is not None:
         raise UsageError("--reference picks an agent of one run: give one run, not two")
-    baseline, candidate = resolve_run(baseline, runs_dir), resolve_run(candidate, runs_dir)
+    baseline = resolve_run(baseline, runs_dir, for_comparison=True)
+    candidate = resolve_run(candidate, runs_dir, for_comparison=True)
     base, cand = load_report(baseline), load_report(candidate)
     run = BaselineRun(base.run_id, base.options.agent, base.options.models, base.created_at)
+    cells = {(i.fixture, i.agent, i.model) for i in cand.items}
+    if cand.items and not shared_cells({(i.fixture, i.agent, i.model) for i in base.items}, cells):
+        raise UsageError(
+            f"{describe_run(run)} and {cand.run_id} ({cand.options.agent}, model "
+            f"{', '.join(cand.options.models)}) share no fixture x agent x model: nothing to "
+            "compare"
+        )
     result = compare(
         base.items, cand.items, threshold, str(baseline), run, cost_threshold, shared_only
     )

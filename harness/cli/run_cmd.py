@@ -159,7 +159,8 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     type=RunDirType(exists=True, path_type=Path),
     default=None,
     help="A previous run dir or report.json to compare this run against, or 'latest' "
-    "(the newest finished run under --runs-dir).",
+    "(the newest finished run under --runs-dir that is not a selftest). One with no "
+    "fixture x agent x model in common with this run is refused (exit 2).",
 )
 @compare_shared_only_option
 @threshold_option
@@ -301,7 +302,9 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         _fill_from_stored(ctx, options, stored_options(origin))
         rerun = (origin.name, failed_keys(origin))
     if options["baseline"] is not None:
-        options["baseline"] = resolve_run(options["baseline"], options["runs_dir"])
+        options["baseline"] = resolve_run(
+            options["baseline"], options["runs_dir"], for_comparison=True
+        )
     prices = None
     if options["prices"] is not None:
         from harness.pricing import PriceTable

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.model.agents import AgentsComparison, AgentStanding, AgentVersus
-from harness.model.comparison import Comparison, CostComparison
+from harness.model.comparison import BaselineRun, Comparison, CostComparison
 from harness.model.item import ItemResult
 
 if TYPE_CHECKING:
@@ -185,11 +185,18 @@ def agents_lines(agents: AgentsComparison) -> list[str]:
 
 
 def baseline_label(cmp: Comparison) -> str:
-    """The baseline as a person identifies it: run id, agent and date (else its path)."""
-    run = cmp.baseline_run
-    if run is None:
-        return cmp.baseline
-    return f"run {run.run_id} ({run.agent}, {format_when(run.created_at)})"
+    """The baseline as a person identifies it: run id, agent, model and date (else its
+    path)."""
+    return cmp.baseline if cmp.baseline_run is None else describe_run(cmp.baseline_run)
+
+
+def describe_run(run: BaselineRun) -> str:
+    """``run 20261207T...-1a2b3c (sim, model sim/honest, 2026-12-07 12:41 UTC)``."""
+    shown = ", ".join(run.models[:3]) + (f" +{len(run.models) - 3}" if len(run.models) > 3 else "")
+    word = "model" if len(run.models) == 1 else "models"
+    return (
+        f"run {run.run_id} ({run.agent}, {word} {shown or 'none'}, {format_when(run.created_at)})"
+    )
 
 
 def _timed_out(item: ItemResult) -> str:

@@ -13,6 +13,7 @@ from harness.model.provider_text import health_line
 from harness.model.report import RunReport
 from harness.model.text import (
     agents_lines,
+    baseline_label,
     budget_line,
     condition_label,
     cost_comparison_line,
@@ -75,6 +76,7 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
     if cmp is not None:
         o = cmp.overall
         ci = f", 95% CI {format_ci_pp(o.ci)}" if o.ci else ""
+        lines.append(f"baseline: {baseline_label(cmp)}")
         seq = cmp.sequential
         if seq is not None:
             lines.append(

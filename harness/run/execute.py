@@ -61,7 +61,7 @@ from harness.report.progress import Progress
 from harness.run.attempts import run_attempts, run_policy
 from harness.run.breaker import CircuitBreaker
 from harness.run.budget import BudgetTracker, check_budget_plan
-from harness.run.preflight import require_agent, require_credentials
+from harness.run.preflight import require_agent, require_credentials, require_shared_cells
 from harness.run.scheduler import Scheduler, provider_of
 from harness.runs.catalog import RUN_FILE, owner_record
 from harness.runs.lock import hold_run_dir
@@ -199,6 +199,8 @@ def execute_run(
         load_report(config.baseline)  # a wrong baseline is refused before anything runs
     fixtures = load_fixtures(config)
     plan = restrict(build_plan(fixtures, agent_models(config), config.trials), config.only_keys)
+    if config.baseline is not None:  # and one with nothing in common with this run
+        require_shared_cells(config.baseline, plan)
     identity = plan_identity(config, fixtures)
     # A run that could only error is refused here (every agent's binary runs).
     versions = tuple(require_agent(agent).version for agent in config.agents)
@@ -338,6 +340,7 @@ def _execute_locked(
             "options": options.to_dict(),
             "created_at": started.isoformat(),
             "owner": owner_record(),  # `runs list` tells a running run from a killed one
+            **({"selftest": True} if config.selftest else {}),
         },
     )
     planner = _planner(config, fixtures, kept) if config.sequential is not None else None

@@ -13,15 +13,16 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agents.base import AgentAdapter
-from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError
+from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError, UsageError
 from harness.item.processes import run_quick
 from harness.plan import (
     RunConfig,
+    WorkItem,
     agent_models,
     build_plan,
     effective_models,
@@ -138,6 +139,30 @@ def require_credentials(
             )
 
 
+def require_shared_cells(baseline: Path, plan: Sequence[WorkItem]) -> None:
+    """Refuse (exit 2, naming the baseline) a comparison that could only find nothing in
+    common: no fixture x agent x model of ``plan`` matches one of the baseline's, as the
+    comparison matches them (a baseline of another agent *and* model: none)."""
+    from harness.model.comparison import BaselineRun
+    from harness.model.report import load_report, report_path
+    from harness.model.text import describe_run
+    from harness.stats.compare import shared_cells
+
+    report = load_report(baseline)
+    base = {(i.fixture, i.agent, i.model) for i in report.items}
+    cand = {(w.fixture.manifest.name, w.agent.label(), w.model) for w in plan}
+    if not plan or shared_cells(base, cand):
+        return
+    run = BaselineRun(report.run_id, report.options.agent, report.options.models, report.created_at)
+    agents = ", ".join(sorted({c[1] for c in cand}))
+    models = ", ".join(sorted({c[2] for c in cand}))
+    raise UsageError(
+        f"--compare-baseline {report_path(baseline)}: {describe_run(run)} shares no fixture x "
+        f"agent x model with this run (agent {agents}, model {models}): nothing to compare; "
+        "give a baseline of the same agent or model"
+    )
+
+
 @dataclass(frozen=True)
 class DryRun:
     items: tuple[str, ...]
@@ -181,6 +206,8 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
     models = effective_models(config)
     conditions = agent_models(config)
     plan = restrict(build_plan(fixtures, conditions, config.trials), config.only_keys)
+    if config.baseline is not None:
+        require_shared_cells(config.baseline, plan)
     checks: list[Check] = []
     agents = []
     for agent, mine in conditions:

@@ -28,6 +28,8 @@ RunStatus = Literal["complete", "interrupted", "running"]
 LATEST = "latest"
 RUN_FILE = "run.json"
 REPORT_FILE = "report.json"
+#: What a selftest leaves in its run directory: its outcome (rows that hold, rows, ok).
+SELFTEST_FILE = "selftest.json"
 
 #: Start times are compared with this slack: psutil reads them from /proc with a clock-tick
 #: resolution, and JSON round-trips the float; a reused pid starts seconds apart at least.
@@ -85,6 +87,8 @@ class RunInfo:
     #: Their tokens (the four billed fields), priced or not.
     tokens: int = 0
     unpriced: int = 0
+    #: A ``selftest``'s run (scripted models, play prices): never a comparison's ``latest``.
+    selftest: bool = False
 
     @property
     def resolved_rate(self) -> float | None:
@@ -110,6 +114,7 @@ class RunInfo:
             "cost_usd": self.cost_usd,
             "tokens": self.tokens,
             "unpriced_items": self.unpriced,
+            "selftest": self.selftest,
         }
 
 
@@ -210,6 +215,7 @@ def run_info(run_dir: Path) -> RunInfo | None:
         cost_usd=usd,
         tokens=tokens,
         unpriced=unpriced,
+        selftest=bool((run or {}).get("selftest")) or (run_dir / SELFTEST_FILE).is_file(),
     )
 
 
@@ -230,25 +236,34 @@ def list_runs(runs_dir: Path) -> list[RunInfo]:
     return sorted((i for i in infos if i is not None), key=lambda i: (i.created_at, i.run_id))
 
 
-def latest_run(runs_dir: Path, *, with_report: bool = True) -> Path:
-    """The newest run dir under ``runs_dir`` (with a report.json, unless told otherwise)."""
+def latest_run(runs_dir: Path, *, with_report: bool = True, for_comparison: bool = False) -> Path:
+    """The newest run dir under ``runs_dir`` (with a report.json, unless told otherwise;
+    ``for_comparison``: never a selftest, whose scripted models no evaluation shares)."""
     candidates = [
-        i.path for i in list_runs(runs_dir) if not with_report or (i.path / REPORT_FILE).is_file()
+        i.path
+        for i in list_runs(runs_dir)
+        if (not with_report or (i.path / REPORT_FILE).is_file())
+        and not (for_comparison and i.selftest)
     ]
     if not candidates:
         what = "finished run (with report.json)" if with_report else "run"
+        if for_comparison:
+            what = "finished run other than a selftest"
         raise UsageError(f"latest: no {what} under {runs_dir}")
     return candidates[-1]
 
 
-def resolve_run(spec: str | Path, runs_dir: Path, *, with_report: bool = True) -> Path:
+def resolve_run(
+    spec: str | Path, runs_dir: Path, *, with_report: bool = True, for_comparison: bool = False
+) -> Path:
     """``latest`` resolved against ``runs_dir``; any other value is returned as a path.
+    ``for_comparison``: the run is a comparison's side, and ``latest`` skips selftests.
 
     The word wins over a file of the same name in the current directory (write
     ``./latest`` for that).
     """
     if str(spec) == LATEST:
-        return latest_run(runs_dir, with_report=with_report)
+        return latest_run(runs_dir, with_report=with_report, for_comparison=for_comparison)
     return Path(spec)
 
 

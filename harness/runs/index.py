@@ -12,11 +12,7 @@ from harness.errors import HarnessError
 from harness.files import write_text_atomic
 from harness.report.html import HTML_FILE
 from harness.report.index_page import INDEX_FILE, IndexCell, IndexRun, render_index
-from harness.runs.catalog import REPORT_FILE, RunInfo, list_runs
-
-#: What a selftest leaves in its run directory: its outcome (rows that hold, rows, ok),
-#: which the index shows apart from the evaluations.
-SELFTEST_FILE = "selftest.json"
+from harness.runs.catalog import REPORT_FILE, SELFTEST_FILE, RunInfo, list_runs
 
 
 def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:

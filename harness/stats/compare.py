@@ -63,7 +63,11 @@ class Pairing:
     """How two runs' cells are matched: (fixture, agent, model), where ``agent`` is "" when
     each run has one agent (those two are compared, whatever their names: the change under
     test is often the agent itself) and ``model`` is ``*`` when each run has one model and
-    they differ (two models compared); ``model_label`` then names the candidate's."""
+    they differ (two models compared); ``model_label`` then names the candidate's. Never
+    both when the agents are of two kinds: two runs whose agent *and* model differ are
+    compared cell by exactly matching cell (a sim run against a Claude Code selftest's
+    scripted models shares none); two behaviours of one agent (``sim:honest`` on
+    ``sim/honest`` against ``sim:flaky=0.5`` on ``sim/flaky=0.5``) are still compared."""
 
     by_agent: bool
     by_model: bool
@@ -92,9 +96,35 @@ def pair_runs(
     base_agents: set[str], base_models: set[str], cand_agents: set[str], cand_models: set[str]
 ) -> Pairing:
     """The :class:`Pairing` of two runs with these agents and models."""
-    by_model = not (len(base_models) == 1 and len(cand_models) == 1 and base_models != cand_models)
-    by_agent = not (len(base_agents) == 1 and len(cand_agents) == 1)
+    one_each = len(base_agents) == 1 and len(cand_agents) == 1
+    models_differ = len(base_models) == 1 and len(cand_models) == 1 and base_models != cand_models
+    kinds = {agent_kind(a) for a in base_agents | cand_agents}
+    both_differ = one_each and len(kinds) > 1 and models_differ
+    by_model = not models_differ or both_differ
+    by_agent = not one_each or both_differ
     return Pairing(by_agent, by_model, None if by_model else next(iter(cand_models)))
+
+
+Cell = tuple[str, str, str]
+
+
+def agent_kind(label: str) -> str:
+    """The agent a label names, without its options (``sim:flaky=0.5`` -> ``sim``)."""
+    return label.partition(":")[0]
+
+
+def shared_cells(baseline: Iterable[Cell], candidate: Iterable[Cell]) -> list[GroupKey]:
+    """The cells two runs have in common, matched as :func:`compare` matches them; each
+    run's cells given as (fixture, agent, model) (from its items, or from a plan)."""
+    base, cand = set(baseline), set(candidate)
+    pair = pair_runs(
+        {c[1] for c in base}, {c[2] for c in base}, {c[1] for c in cand}, {c[2] for c in cand}
+    )
+
+    def key(cell: Cell) -> GroupKey:
+        return (cell[0], cell[1] if pair.by_agent else "", cell[2] if pair.by_model else "*")
+
+    return sorted({key(c) for c in base} & {key(c) for c in cand})
 
 
 def _groups(items: Items, pair: Pairing) -> dict[GroupKey, _Group]:

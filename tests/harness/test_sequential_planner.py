@@ -138,8 +138,10 @@ def test_replaying_a_run_gives_the_same_decision_as_living_it(fixture) -> None: 
 def test_baseline_counts_match_cells_as_the_comparison_does() -> None:
     items = [make_item("a", t, t != 3, model="x/base") for t in (1, 2, 3)]
     items.append(make_item("a", 4, False, model="x/base", status="error"))
-    assert baseline_counts(items, ["b"], ["x/cand"]) == {("a", "b", "x/cand"): (2, 3)}
+    assert baseline_counts(items, ["sim:b"], ["x/cand"]) == {("a", "sim:b", "x/cand"): (2, 3)}
     assert baseline_counts(items, ["b"], ["x/base", "x/other"]) == {("a", "b", "x/base"): (2, 3)}
+    # Another agent on another model: no cell in common.
+    assert baseline_counts(items, ["b"], ["x/cand"]) == {("a", "sim:honest", "x/base"): (2, 3)}
     # Several agents: matched by name; the baseline's one agent is one of the candidate's.
     assert baseline_counts(items, ["sim:honest", "c"], ["x/base"]) == {
         ("a", "sim:honest", "x/base"): (2, 3)
