@@ -19,6 +19,7 @@ FaultKind = Literal[
     "stream_cut",
     "timeout",
     "connection",
+    "unreachable",
     "auth",
     "invalid_request",
     "unknown",
@@ -28,6 +29,13 @@ FaultKind = Literal[
 TRANSIENT: Final = frozenset(
     {"rate_limited", "overloaded", "server_error", "stream_cut", "timeout", "connection", "unknown"}
 )
+#: Kinds no later attempt gets past while the world stays as it is: the endpoint cannot be
+#: reached at all (its name does not resolve, nothing listens there) or refuses the
+#: credentials. A run that ended on one is the provider's failure, not the agent's, but
+#: retrying it only burns time: the harness never does, and its breaker stops at the first.
+FATAL: Final = frozenset({"unreachable", "auth"})
+#: Kinds a run that ended on is lost to the provider (the agent could not get past them).
+GAVE_UP: Final = TRANSIENT | FATAL
 #: Kinds that end a request after its answer began (or without saying how far it got):
 #: the provider may have billed what it generated, and the agent recorded no usage for it.
 MID_ANSWER: Final = frozenset({"stream_cut", "timeout", "unknown"})
@@ -39,6 +47,7 @@ KIND_WORDS: Final = {
     "stream_cut": "stream cut or connection dropped",
     "timeout": "timed out",
     "connection": "connection failed",
+    "unreachable": "endpoint unreachable",
     "auth": "authentication failed",
     "invalid_request": "request refused",
     "unknown": "failed, cause not recorded",
@@ -76,6 +85,17 @@ _BY_WORDS: Final[tuple[tuple[FaultKind, re.Pattern[str]], ...]] = (
         re.compile(
             r"internal server error|service unavailable|bad gateway|gateway timeout|"
             r"server error|api_error|\b50[0234]\b",
+            re.I,
+        ),
+    ),
+    # The endpoint cannot be reached at all: its name does not resolve, or nothing listens
+    # there (Claude Code: "Can't reach the API server ... (ENOTFOUND)", "Connection
+    # refused ... (ECONNREFUSED)").
+    (
+        "unreachable",
+        re.compile(
+            r"enotfound|can'?t reach|could not resolve|getaddrinfo|name or service not known|"
+            r"name resolution|no such host|dns error|econnrefused|connection refused",
             re.I,
         ),
     ),
@@ -162,6 +182,8 @@ def fault_from_error(
 
 
 __all__ = [
+    "FATAL",
+    "GAVE_UP",
     "KIND_WORDS",
     "MID_ANSWER",
     "TRANSIENT",

@@ -19,7 +19,9 @@ The rule (:func:`provider_gave_up`), for a run that did not resolve:
 
 Anything else stays the agent's: a run that failed with a healthy provider, a failure the
 lost children do not explain (a wrong answer from a child that worked, a duplicate spawn),
-and faults that are not the provider's mood (authentication, a refused request).
+and a request the provider refused as malformed. A run that ended on a fault no retry
+gets past (the endpoint unreachable, the credentials refused: :data:`scorers.faults.FATAL`)
+is the provider's too, and its error quotes the client's own words for it.
 
 Stops a comparison from reporting a regression that is the provider's, not the agent's.
 """
@@ -30,7 +32,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scorers.faults import KIND_WORDS, TRANSIENT, ProviderFault
+from scorers.faults import FATAL, GAVE_UP, KIND_WORDS, ProviderFault
 from scorers.records import ChildSession, RunEvidence, UsageTally
 from scorers.types import Manifest
 from scorers.usage import parent_usage
@@ -68,16 +70,32 @@ def _final(faults: Sequence[ProviderFault]) -> ProviderFault | None:
 
 
 def _gave_up_on(tally: UsageTally | ChildSession) -> ProviderFault | None:
-    """The transient fault a session's last model call failed with, or None."""
+    """The provider's fault a session's last model call failed with (transient, or one
+    that no attempt gets past), or None."""
     if not tally.ended_in_fault:
         return None
     last = _final(tally.faults)
-    return last if last is not None and last.kind in TRANSIENT else None
+    return last if last is not None and last.kind in GAVE_UP else None
+
+
+#: How much of the client's own words for a fatal fault the item's error quotes.
+CLIENT_WORDS_CHARS = 160
 
 
 def _said(fault: ProviderFault, count: int) -> str:
     status = f"{fault.status} " if fault.status is not None else ""
     return f"{status}{KIND_WORDS[fault.kind]} ×{count}"
+
+
+def _in_its_words(fault: ProviderFault) -> str:
+    """The client's own words for a fault no retry gets past (``: API Error: Can't reach
+    the API server ... (ENOTFOUND)``), so the user reads what to fix; else nothing."""
+    if fault.kind not in FATAL or not fault.message.strip():
+        return ""
+    words = " ".join(fault.message.split())
+    if len(words) > CLIENT_WORDS_CHARS:
+        words = words[: CLIENT_WORDS_CHARS - 1] + "…"
+    return f" ({words})"
 
 
 def _covered(
@@ -102,7 +120,7 @@ def provider_gave_up(
     last = _gave_up_on(parent)
     if last is not None:
         same = sum(1 for f in parent.faults if f.kind == last.kind)
-        return f"provider: {_said(last, same)} in the parent, gave up"
+        return f"provider: {_said(last, same)} in the parent, gave up{_in_its_words(last)}"
     lost = [c for c in evidence.child_sessions if _gave_up_on(c) is not None]
     if not lost or not _covered(score, [c.child_id for c in lost], evidence, manifest):
         return None
@@ -114,8 +132,8 @@ def provider_gave_up(
     who = ", ".join(sorted(names.get(c.child_id, c.child_id) for c in lost))
     children = f"{len(lost)} child" + ("ren" if len(lost) > 1 else "")
     return (
-        f"provider: {_said(example, count)} in {children} ({who}), gave up; "
-        "the parent went on without their shards"
+        f"provider: {_said(example, count)} in {children} ({who}), gave up"
+        f"{_in_its_words(example)}; the parent went on without their shards"
     )
 
 

@@ -227,6 +227,13 @@ class AgentAdapter(ABC):
         configuration from when the run names one (None: the user's own)."""
         return []
 
+    def endpoints(self, env: Mapping[str, str], agent_home: Path | None = None) -> tuple[str, ...]:
+        """The model API roots the items will call (URLs), for the pre-run check that they
+        can be reached; empty when the agent calls none (the sim) or the harness cannot
+        tell where it will (the check is then skipped, and ``--dry-run`` says so). Same
+        arguments as :meth:`preflight`."""
+        return ()
+
     def resolve_command(self) -> list[str]:
         """The argv prefix that starts the agent; raises AgentLaunchError if unusable
         (default: the binary, checked by :func:`harness.agents.env.resolve_binary`)."""

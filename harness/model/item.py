@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal, Self, get_args
 
 from harness.model.record import Record
 from scorers import ItemScore, ProviderFaults
+from scorers.faults import FATAL
 
 ItemStatus = Literal["resolved", "unresolved", "error"]
 
@@ -40,6 +41,15 @@ class RunFacts(Record):
     def lost_to_provider(self) -> bool:
         """The run ended because the provider failed and the agent could not get past it."""
         return self.error is not None and self.error.startswith(PROVIDER_ERROR_PREFIX)
+
+    @property
+    def fatal_fault(self) -> str | None:
+        """The kind of the fault a run lost to the provider ended on when no retry gets past
+        it (the endpoint unreachable, the credentials refused); None otherwise."""
+        if not self.lost_to_provider or self.provider_faults is None:
+            return None
+        final = [f.kind for f in self.provider_faults.evidence if not f.retried]
+        return next((k for k in reversed(final) if k in FATAL), None)
 
 
 @dataclass(frozen=True)

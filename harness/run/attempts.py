@@ -1,7 +1,8 @@
 """Running an item again when the provider failed it (``run --retries N``).
 
 An item whose run ended as a provider error (``facts.error`` begins ``provider: ``; see
-:mod:`scorers.provider`) runs again in a fresh workdir, up to N more times, after a wait:
+:mod:`scorers.provider`) runs again (unless it ended on a fault no retry gets past: the
+endpoint unreachable, the credentials refused) in a fresh workdir, up to N more times, after a wait:
 ``--retry-backoff`` seconds before the first retry, doubling before each next, at least
 what the provider asked for (``retry-after``, where the agent recorded it), at most
 :data:`harness.plan.MAX_RETRY_WAIT_S`. A retry starts only while the run still launches
@@ -182,7 +183,10 @@ def run_attempts(
             assert last is not None
             return _finish(item_dir, last, number - 1, earlier[:-1])
         policy.attempted(result)
-        if not (result.facts.lost_to_provider and retries > 0 and policy.may_retry()):
+        # A fault no retry gets past (the endpoint unreachable, the key refused) is not
+        # retried: the next attempt would fail the same way, after the same wait.
+        retriable = result.facts.lost_to_provider and result.facts.fatal_fault is None
+        if not (retriable and retries > 0 and policy.may_retry()):
             return _finish(item_dir, result, number, earlier)
         delay = retry_wait(policy, policy.retries - retries + 1, result)
         policy.announce(replace(work, attempt=number + 1), result, delay, number + retries)

@@ -10,7 +10,9 @@ their retries let a dead endpoint start every item of the run before the row was
 enough. Any other outcome (a resolved or unresolved attempt, an error of another kind)
 breaks the row, unless its agent was launched before the row's first one: an attempt that
 started while the world was still well and finished after the failures began says nothing
-about the world now. K = 0: never.
+about the world now. An attempt that ended on a fault no retry gets past (the endpoint
+unreachable, the credentials refused) trips it at once: every next attempt would fail the
+same way, and there is no passing trouble to wait out. K = 0: never.
 
 Stops a provider outage (or a binary removed mid-run) from burning the whole suite's time
 and money on items that can only fail the same way.
@@ -86,10 +88,22 @@ class CircuitBreaker:
             else:
                 self._row = [] if kind is None else [result]
                 self._row_began = order
-            if self.reason is not None or not self.limit or len(self._row) < self.limit:
+            if self.reason is not None or not self.limit:
+                return False
+            fatal = result.facts.fatal_fault if kind == "provider" else None
+            if fatal is not None:
+                self.reason = self._fatal(fatal, result)
+                return True
+            if len(self._row) < self.limit:
                 return False
             self.reason = self._explain(kind or "", len(self._row), result)
             return True
+
+    @staticmethod
+    def _fatal(kind: str, last: ItemResult) -> str:
+        cause = (last.facts.error or "").removeprefix(PROVIDER_ERROR_PREFIX)
+        what = "provider refused the credentials" if kind == "auth" else "provider unreachable"
+        return f"{what}: {cause}; no retry gets past it"
 
     @staticmethod
     def _explain(kind: str, count: int, last: ItemResult) -> str:

@@ -61,7 +61,12 @@ from harness.report.progress import Progress
 from harness.run.attempts import run_attempts, run_policy
 from harness.run.breaker import CircuitBreaker
 from harness.run.budget import BudgetTracker, check_budget_plan
-from harness.run.preflight import require_agent, require_credentials, require_shared_cells
+from harness.run.preflight import (
+    require_agent,
+    require_credentials,
+    require_reachable,
+    require_shared_cells,
+)
 from harness.run.scheduler import Scheduler, provider_of
 from harness.runs.catalog import RUN_FILE, owner_record
 from harness.runs.lock import hold_run_dir
@@ -206,6 +211,7 @@ def execute_run(
     versions = tuple(require_agent(agent).version for agent in config.agents)
     for agent in config.agents:  # and could authenticate
         require_credentials(agent, dict(config.extra_env), config.agent_home_source)
+        require_reachable(agent, dict(config.extra_env), config.agent_home_source)
     if config.max_cost_usd is not None:
         from harness.pricing import unpriced_models
 

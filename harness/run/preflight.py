@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +166,83 @@ def require_shared_cells(baseline: Path, plan: Sequence[WorkItem]) -> None:
     )
 
 
+#: How long the pre-run check waits for a connection to an agent's endpoint (name
+#: resolution included): long enough for a slow network, short beside a client's own retries
+#: (Claude Code's take minutes against an endpoint nobody can reach).
+REACH_TIMEOUT_S = 5.0
+
+
+def unreachable(url: str, timeout_s: float = REACH_TIMEOUT_S) -> str | None:
+    """Why a TCP connection to ``url``'s host and port cannot be opened (its name does not
+    resolve, nothing listens, no answer in time), or None when it opens. Nothing is sent:
+    no request, no credentials. Through the proxy the caller's environment names, if any."""
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    proxy = os.environ.get(f"{parts.scheme}_proxy") or os.environ.get(
+        f"{parts.scheme.upper()}_PROXY"
+    )
+    if proxy:
+        via = urllib.parse.urlsplit(proxy)
+        host, port = via.hostname, via.port or 80
+    if not host:
+        return f"{url}: no host in it"
+    outcome: list[str | None] = []
+
+    def attempt() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                outcome.append(None)
+        except socket.gaierror as exc:
+            outcome.append(f"its name does not resolve ({host}: {exc.strerror or exc})")
+        except ConnectionRefusedError:
+            outcome.append(f"connection refused: nothing listens at {host}:{port}")
+        except TimeoutError:
+            outcome.append(f"no answer from {host}:{port} within {timeout_s:g} s")
+        except OSError as exc:
+            outcome.append(f"{host}:{port}: {exc.strerror or exc}")
+
+    # Name resolution has no timeout of its own: the check waits in a thread it can leave.
+    thread = threading.Thread(target=attempt, name="reach-endpoint", daemon=True)
+    thread.start()
+    thread.join(timeout_s + 1.0)
+    if not outcome:
+        return f"no answer from {host} within {timeout_s:g} s (name resolution included)"
+    why = outcome[0]
+    return None if why is None else (f"{why} (via the proxy {proxy})" if proxy else why)
+
+
+def endpoint_checks(
+    agent: AgentAdapter, env: Mapping[str, str], agent_home: Path | None
+) -> list[Check]:
+    """Whether each endpoint the agent's items will call can be reached (a connection with
+    a short timeout, no credentials sent)."""
+    if agent.simulated:
+        return []
+    urls = agent.endpoints(env, agent_home)
+    if not urls:
+        return [Check("endpoint reachable", True, "not checked: the client picks its endpoint")]
+    checks = []
+    for url in urls:
+        why = unreachable(url)
+        checks.append(
+            Check("endpoint reachable", why is None, url if why is None else f"{url}: {why}")
+        )
+    return checks
+
+
+def require_reachable(
+    agent: AgentAdapter, extra_env: Mapping[str, str] | None = None, agent_home: Path | None = None
+) -> None:
+    """Refuse (exit 3, one line) a run whose agent's endpoint cannot be reached: its every
+    item could only fail the same way, after the client's own retries (minutes)."""
+    for check in endpoint_checks(agent, {**os.environ, **(extra_env or {})}, agent_home):
+        if not check.ok:
+            raise AgentLaunchError(
+                f"{agent.label()}'s endpoint cannot be reached: {check.detail}; fix the network "
+                "or the endpoint variable before a run (`run --dry-run` lists every check)"
+            )
+
+
 @dataclass(frozen=True)
 class DryRun:
     items: tuple[str, ...]
@@ -216,12 +296,12 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
         own: list[Check] = [found.check] if found.check is not None else []
         if found.check is not None and not found.check.ok and agent.install_hint:
             own.append(Check("install", False, agent.install_hint))
+        env = {**os.environ, **dict(config.extra_env)}
         own += [
             Check(name, ok, detail)
-            for name, ok, detail in agent.preflight(
-                {**os.environ, **dict(config.extra_env)}, config.agent_home_source
-            )
+            for name, ok, detail in agent.preflight(env, config.agent_home_source)
         ]
+        own += endpoint_checks(agent, env, config.agent_home_source)
         if len(conditions) > 1:  # which agent each check is about
             own = [Check(f"{agent.label()}: {c.name}", c.ok, c.detail) for c in own]
         checks += own

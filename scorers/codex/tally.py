@@ -10,7 +10,7 @@ from typing import Final
 
 from scorers.codex.log import LoggedFailure, failure_kind
 from scorers.codex.thread import Thread
-from scorers.faults import MID_ANSWER, TRANSIENT, FaultKind, ProviderFault
+from scorers.faults import GAVE_UP, MID_ANSWER, FaultKind, ProviderFault
 from scorers.records import UsageTally
 
 #: Codex's error infos that name a provider fault (the rest: see :func:`_failure_fault`).
@@ -72,7 +72,7 @@ def thread_tally(thread: Thread, session: str, logged: Sequence[LoggedFailure]) 
         first_error=failure.message if failure is not None else None,
         exact=True,
         faults=faults,
-        ended_in_fault=ended and any(f.kind in TRANSIENT for f in faults[-1:]),
+        ended_in_fault=ended and any(f.kind in GAVE_UP for f in faults[-1:]),
         # A turn Codex aborted (its parent's run ended) may have had a request in flight.
         unseen_calls=sum(1 for f in faults if f.kind in MID_ANSWER) + int(thread.aborted),
     )

@@ -261,3 +261,40 @@ def test_an_item_written_before_attempts_reads_as_one_attempt() -> None:
     assert item.attempts == 1 and item.earlier == () and item.facts.provider_faults is None
     with pytest.raises(ValueError, match="attempts"):
         ItemResult.from_dict({**done().to_dict(), "attempts": 0})
+
+
+UNREACHABLE = (
+    "provider: endpoint unreachable ×1 in the parent, gave up (API Error: Can't reach the API "
+    "server — check your internet or DNS (ENOTFOUND))"
+)
+
+
+def unreachable(trial: int = 1) -> ItemResult:
+    """Lost to an endpoint nobody can reach (what Claude Code records, in its words)."""
+    base = make_item("fx", trial, False)
+    words = "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)"
+    fault = ProviderFault("parent", "unreachable", None, words, False)
+    faults = ProviderFaults(1, {"unreachable": 1}, (fault,), UNREACHABLE)
+    return dataclasses.replace(
+        base, facts=dataclasses.replace(base.facts, error=UNREACHABLE, provider_faults=faults)
+    )
+
+
+def test_a_fault_no_retry_gets_past_is_not_retried(tmp_path: Path, work: WorkItem) -> None:
+    """DNS failure, connection refused, 401/403: the next attempt fails the same way after
+    the same wait (a Claude Code run against a dead endpoint took minutes per attempt)."""
+    item_dir = tmp_path / "item"
+    runs = Runs(item_dir, [unreachable(), done()])
+    result = run_attempts(work, item_dir, runs, policy(3))
+    assert runs.attempts == [1] and result.facts.error == UNREACHABLE
+    assert result.facts.fatal_fault == "unreachable" and lost().facts.fatal_fault is None
+
+
+def test_the_breaker_trips_at_the_first_fault_no_retry_gets_past() -> None:
+    breaker = CircuitBreaker(3)
+    assert breaker.record(unreachable()) and breaker.reason == (
+        "provider unreachable: endpoint unreachable ×1 in the parent, gave up (API Error: "
+        "Can't reach the API server — check your internet or DNS (ENOTFOUND)); no retry gets "
+        "past it"
+    )
+    assert not CircuitBreaker(0).record(unreachable())  # 0: never

@@ -46,8 +46,16 @@ OVERLOADED = '529 {"type":"error","error":{"type":"overloaded_error","message":"
         pytest.param(None, "Request timed out.", "timeout", id="timeout"),
         pytest.param(None, "Connection error.", "connection", id="connection"),
         pytest.param(
-            None, "Cannot connect to API: connect ECONNREFUSED", "connection", id="refused"
+            None, "Cannot connect to API: connect ECONNREFUSED", "unreachable", id="refused"
         ),
+        pytest.param(
+            None,
+            "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)",
+            "unreachable",
+            id="cc-dns",
+        ),
+        pytest.param(None, "getaddrinfo EAI_AGAIN api.example", "unreachable", id="getaddrinfo"),
+        pytest.param(None, "fetch failed", "connection", id="fetch-failed"),
         pytest.param(
             None,
             "Cannot connect to API: The socket connection was closed unexpectedly",
@@ -111,18 +119,23 @@ def test_a_parent_whose_last_call_failed_at_the_provider_lost_to_the_provider() 
     assert [f.retried for f in faults.evidence] == [True, True, True, False]
 
 
-@pytest.mark.parametrize(
-    "error",
-    [
-        pytest.param("401 Unauthorized: invalid x-api-key", id="auth"),
-        pytest.param("400 Bad Request: prompt is too long", id="refused-request"),
-    ],
-)
-def test_a_fault_that_is_not_the_providers_mood_stays_the_agents(error: str) -> None:
-    """Bad credentials or a request the provider refuses are not a passing throttle: the
-    harness does not retry them as if they were."""
-    resolved, faults = _faults(_parent_gives_up(error))
+def test_a_request_the_provider_refuses_stays_the_agents() -> None:
+    """A request the provider refuses as malformed is the agent's doing, not a passing
+    throttle: the harness does not retry it as if it were."""
+    resolved, faults = _faults(_parent_gives_up("400 Bad Request: prompt is too long"))
     assert not resolved and faults.failed_requests == 3 and faults.gave_up is None
+
+
+def test_refused_credentials_are_the_providers_and_quoted() -> None:
+    """A wrong key fails every item the same way: not the agent's failure (it would count
+    against it in every rate), and quoted in the client's words so the user knows what to
+    fix; the harness neither retries it nor runs a second item into it (``FATAL``)."""
+    resolved, faults = _faults(_parent_gives_up("401 Unauthorized: invalid x-api-key"))
+    assert not resolved and faults.failed_requests == 3
+    assert faults.gave_up == (
+        "provider: 401 authentication failed ×3 in the parent, gave up "
+        "(401 Unauthorized: invalid x-api-key)"
+    )
 
 
 def test_a_failed_turn_followed_by_one_that_succeeded_is_not_giving_up() -> None:

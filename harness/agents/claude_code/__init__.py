@@ -43,6 +43,10 @@ MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 
 
+#: Where the client sends its requests without ``ANTHROPIC_BASE_URL``.
+DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
+
+
 class ClaudeCodeAdapter(AgentAdapter):
     """Anthropic's Claude Code client (binary ``claude`` unless ``--agent-bin``)."""
 
@@ -84,6 +88,9 @@ class ClaudeCodeAdapter(AgentAdapter):
             ("endpoint", True, endpoint),
             ("pinned version", True, f"tested with {CLAUDE_CODE_VERSION}"),
         ]
+
+    def endpoints(self, env: Mapping[str, str], agent_home: Path | None = None) -> tuple[str, ...]:
+        return (env.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_URL,)
 
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path

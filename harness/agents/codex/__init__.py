@@ -120,6 +120,9 @@ class CodexAdapter(AgentAdapter):
             ("pinned version", True, f"tested with {CODEX_VERSION}"),
         ]
 
+    def endpoints(self, env: Mapping[str, str], agent_home: Path | None = None) -> tuple[str, ...]:
+        return (credentials(env)[1],)
+
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path
     ) -> dict[str, str]:

@@ -97,6 +97,9 @@ class OpenCodeAdapter(AgentAdapter):
             ("pinned version", True, f"tested with {OPENCODE_VERSION}"),
         ]
 
+    def endpoints(self, env: Mapping[str, str], agent_home: Path | None = None) -> tuple[str, ...]:
+        return (credentials(env)[1],)
+
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path
     ) -> dict[str, str]:

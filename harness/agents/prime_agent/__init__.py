@@ -125,6 +125,19 @@ class PrimeAgentAdapter(AgentAdapter):
         # selftest's, holding the scripted server's models.json), else from the user's.
         return credential_checks(agent_home or source_agent_home(env), env)
 
+    def endpoints(self, env: Mapping[str, str], agent_home: Path | None = None) -> tuple[str, ...]:
+        """The custom providers' roots its models.json declares (a built-in provider's the
+        client knows itself, and they are not checked)."""
+        path = (agent_home or source_agent_home(env)) / "models.json"
+        try:
+            providers = json.loads(path.read_text(encoding="utf-8")).get("providers") or {}
+        except (OSError, ValueError, AttributeError):
+            return ()
+        if not isinstance(providers, dict):
+            return ()
+        urls = (p.get("baseUrl") for p in providers.values() if isinstance(p, dict))
+        return tuple(sorted({u for u in urls if isinstance(u, str) and u}))
+
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path
     ) -> dict[str, str]:
