@@ -54,6 +54,8 @@ class _CellRun:
     state: seq.CellState | None = None
     #: Trials taken but withdrawn before their agent launched (the cell decided meanwhile).
     withdrawn: int = 0
+    #: The highest trial number whose agent launched (this session, or a kept one).
+    highest_launched: int = 0
 
     def wants_more(self) -> bool:
         state = self.current
@@ -133,7 +135,7 @@ class SequentialPlanner:
             cell = self._cells.get(key)
             if cell is None:
                 continue
-            cell.launched = max(items)
+            cell.launched = cell.highest_launched = max(items)
             cell.again = [t for t in range(1, cell.launched + 1) if t not in items]
             for trial in sorted(items):
                 cell.record(trial, _outcome(items[trial]))
@@ -160,10 +162,14 @@ class SequentialPlanner:
         """A trial about to launch is still wanted while its cell is undecided (its place
         under the cap was counted when it was taken). One whose cell decided meanwhile is
         withdrawn: its number is passed over in the sequence, as an errored trial's is,
-        and it is no longer counted as launched."""
+        and it is no longer counted as launched; unless a later trial of the cell launched
+        already (items race for slots, and a resume's gaps come after kept trials): then it
+        launches too, so the trial numbers stay the launch order without a gap (it was in
+        flight when the cell decided: within the promise)."""
         with self._lock:
             cell = self._cells[(work.fixture.manifest.name, work.agent.label(), work.model)]
-            if cell.current.decision is None:
+            if cell.current.decision is None or cell.highest_launched > work.trial:
+                cell.highest_launched = max(cell.highest_launched, work.trial)
                 return True
             cell.record(work.trial, None)
             cell.withdrawn += 1

@@ -205,15 +205,16 @@ def test_a_subagents_retries_are_its_own() -> None:
 
 
 def test_an_endpoint_nobody_can_reach_is_the_providers_and_quoted_in_the_clients_words() -> None:
-    """``unreachable-dns`` / ``unreachable-refused``: Claude Code against a name that does
-    not resolve and a port where nothing listens. The run is lost to the provider (kept out
+    """``claude-code-unreachable/dns`` and ``/refused``: Claude Code against a name that
+    does not resolve and a port where nothing listens (apart from ``claude-code-runs``: no
+    model ever answered them). The run is lost to the provider (kept out
     of the rates), of a kind no retry gets past, and its error quotes the client's words
     (they were never shown: the user read "connection failed" and minutes of silence)."""
     for name, words in (
-        ("unreachable-dns", "Can't reach the API server — check your internet or DNS (ENOTFOUND)"),
-        ("unreachable-refused", "Connection refused — a firewall or proxy may be blocking it"),
+        ("dns", "Can't reach the API server — check your internet or DNS (ENOTFOUND)"),
+        ("refused", "Connection refused — a firewall or proxy may be blocking it"),
     ):
-        score, faults = assess(capture_artifacts(RUNS / name))
+        score, faults = assess(capture_artifacts(RUNS.parent / "claude-code-unreachable" / name))
         assert not score.resolved
         assert faults.gave_up is not None and faults.gave_up.startswith(
             "provider: endpoint unreachable ×1 in the parent, gave up ("
