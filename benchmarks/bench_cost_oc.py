@@ -11,10 +11,12 @@ Prints, over fixtures (G) x trials per fixture and run (n) x CV:
   costlier (a false alarm of ``--fail-on cost``; should be at most 5%);
 - power at +50%: how often it calls "costlier" when every fixture's mean cost is 1.5x.
 
-Then the coverage of the cost-per-resolved-item interval (``per_resolved``: Fieller's
-interval with the rate's variance at Wilson's centre, through ``adjusted_rate_variance`` and
-``fieller_arrays``) at resolved rates 0.7 and 0.9 and 5 and 10 trials, costs independent of
-success. Every section is seeded: the same command prints the same tables.
+Then the cost-per-resolved-item interval (``per_resolved``: MOVER on the log scale from the
+mean cost's t interval and the rate's Wilson interval, through ``per_resolved_arrays``):
+its coverage of the true ``mean cost / rate`` at resolved rates 0.3-1 and 3-30 trials,
+with unresolved items costing half, as much as or twice a resolved one, and how often its
+lower limit falls below the mean cost's (never: a resolved item costs at least an item).
+Every section is seeded: the same command prints the same tables.
 
     uv run python benchmarks/bench_cost_oc.py [--reps N] [--seed S]
 """
@@ -26,28 +28,31 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from harness.model.comparison import DEFAULT_COST_THRESHOLD
 from harness.stats.cost import (
     CHEAPER,
     COSTLIER,
     DEFAULT_CONFIDENCE,
-    adjusted_rate_variance,
     classify,
     combine_arrays,
-    fieller_arrays,
     log_ratio_arrays,
 )
+from harness.stats.per_resolved import per_resolved_arrays
 
 FIXTURES = (1, 2, 5)
 TRIALS = (3, 5, 10, 20)
 CVS = (0.3, 0.8)
 #: The true ratio of the power column: every fixture 50% dearer.
 POWER_RATIO = 1.5
-RESOLVED_RATES = (0.7, 0.9)
-RESOLVED_TRIALS = (5, 10)
+RESOLVED_RATES = (0.3, 0.5, 0.7, 0.9, 1.0)
+RESOLVED_TRIALS = (3, 5, 10, 30)
 #: Cost CV of the cost-per-resolved section.
 RESOLVED_CV = 0.5
+#: An unresolved item's mean cost over a resolved one's: cheaper (gave up early), the same,
+#: dearer (ran into the timeout).
+UNRESOLVED_COSTS = (0.5, 1.0, 2.0)
 DEFAULT_REPS = 20_000
 DEFAULT_SEED = 20261215
 
@@ -127,50 +132,79 @@ def oc_table(reps: int, seed: int = DEFAULT_SEED) -> list[OCRow]:
 class CoverageRow:
     rate: float
     trials: int
+    unresolved_cost: float
     defined: float
     coverage: float
-    unbounded: float
+    #: Replicates whose lower limit is below the mean cost's t interval's (should be none).
+    below_item: float
 
 
 def per_resolved_limits(
     costs: np.ndarray, resolved: np.ndarray, confidence: float = DEFAULT_CONFIDENCE
 ) -> tuple[np.ndarray, np.ndarray]:
     """The limits ``per_resolved`` gives, for each row of ``reps x n`` trials (each row
-    with at least one resolved): ``high`` +inf where unbounded, both NaN where no interval."""
+    with at least one resolved); both NaN where no interval."""
     n = costs.shape[-1]
     x, y = resolved.astype(float), costs
     my, mx = y.mean(axis=-1), x.mean(axis=-1)
-    syy = y.var(axis=-1, ddof=1)
-    sxy = ((y - my[..., None]) * (x - mx[..., None])).sum(axis=-1) / (n - 1)
-    sxx = adjusted_rate_variance(x.sum(axis=-1), n, confidence)
-    return fieller_arrays(my, mx, syy, sxx, sxy, n, confidence)
+    sd = y.std(axis=-1, ddof=1)
+    dy, dx = y - my[..., None], x - mx[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = (dy * dx).sum(axis=-1) / np.sqrt((dy * dy).sum(axis=-1) * (dx * dx).sum(axis=-1))
+    corr = np.nan_to_num(corr)  # a constant cost or outcome: no correlation
+    return per_resolved_arrays(my, sd, x.sum(axis=-1), n, corr, confidence)
+
+
+def item_lower(costs: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> np.ndarray:
+    """The lower limit of each row's mean cost, t(n-1) (``rates.mean_interval``'s)."""
+    n = costs.shape[-1]
+    t = special.stdtrit(n - 1, 0.5 + confidence / 2.0)
+    result: np.ndarray = costs.mean(axis=-1) - t * costs.std(axis=-1, ddof=1) / np.sqrt(n)
+    return result
 
 
 def simulate_trials(
-    rate: float, n: int, reps: int, seed: int = DEFAULT_SEED, cv: float = RESOLVED_CV
+    rate: float,
+    n: int,
+    reps: int,
+    seed: int = DEFAULT_SEED,
+    cv: float = RESOLVED_CV,
+    unresolved_cost: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(costs, resolved)`` of ``reps x n`` trials: mean cost 1, independent of success;
-    replicates with nothing resolved (no cost per resolved item) are left out."""
-    rng = np.random.default_rng([seed, round(100 * rate), n])
+    """``(costs, resolved)`` of ``reps x n`` trials: a resolved trial's mean cost 1, an
+    unresolved one's ``unresolved_cost``; replicates with nothing resolved (no cost per
+    resolved item) are left out."""
+    rng = np.random.default_rng([seed, round(100 * rate), n, round(100 * unresolved_cost)])
     resolved = rng.random((reps, n)) < rate
     costs = lognormal_costs(rng, 1.0, cv, (reps, n))
+    costs = np.where(resolved, costs, unresolved_cost * costs)
     keep = resolved.any(axis=1)
     return costs[keep], resolved[keep]
 
 
 def per_resolved_coverage(
-    rate: float, n: int, reps: int, seed: int = DEFAULT_SEED, cv: float = RESOLVED_CV
+    rate: float,
+    n: int,
+    reps: int,
+    seed: int = DEFAULT_SEED,
+    cv: float = RESOLVED_CV,
+    unresolved_cost: float = 1.0,
 ) -> CoverageRow:
     """Coverage of the cost-per-resolved interval of the true ``mean cost / rate``. Only
-    replicates with something resolved have a value (``defined``: the share of them); an
-    interval unbounded above covers when its lower limit is at most the truth; no interval
-    (zero spread) never covers."""
-    costs, resolved = simulate_trials(rate, n, reps, seed, cv)
+    replicates with something resolved have a value (``defined``: the share of them); no
+    interval (zero spread) never covers."""
+    costs, resolved = simulate_trials(rate, n, reps, seed, cv, unresolved_cost)
     low, high = per_resolved_limits(costs, resolved)
-    truth = 1.0 / rate
+    truth = (rate + (1 - rate) * unresolved_cost) / rate
     covered = (low <= truth) & (truth <= high)  # NaN (no interval) compares False
+    below = low < item_lower(costs) * (1 - 1e-12)
     return CoverageRow(
-        rate, n, len(costs) / reps, float(covered.mean()), float(np.isinf(high).mean())
+        rate,
+        n,
+        unresolved_cost,
+        len(costs) / reps,
+        float(covered.mean()),
+        float(below.mean()),
     )
 
 
@@ -212,17 +246,26 @@ def main() -> None:
     )
     print()
     print(
-        f"Cost per resolved item: coverage of the {100 * DEFAULT_CONFIDENCE:.0f}% Fieller "
-        f"interval (cost CV {RESOLVED_CV}, independent of success)"
+        f"Cost per resolved item: coverage of the {100 * DEFAULT_CONFIDENCE:.0f}% MOVER "
+        f"interval (cost CV {RESOLVED_CV}); cells: coverage by an unresolved item's cost "
+        "relative to a resolved one's"
     )
-    print("| resolved rate | trials | defined | coverage | unbounded above |")
-    print("|---|---|---|---|---|")
+    print(
+        "| resolved rate | trials | "
+        + " | ".join(f"x{f}" for f in UNRESOLVED_COSTS)
+        + " | lower below the item's |"
+    )
+    print("|---|---|" + "---|" * (len(UNRESOLVED_COSTS) + 1))
     for rate in RESOLVED_RATES:
         for n in RESOLVED_TRIALS:
-            c = per_resolved_coverage(rate, n, reps, args.seed)
+            cells = [
+                per_resolved_coverage(rate, n, reps, args.seed, unresolved_cost=f)
+                for f in UNRESOLVED_COSTS
+            ]
             print(
-                f"| {rate} | {n} | {100 * c.defined:.1f}% | {100 * c.coverage:.1f}% | "
-                f"{100 * c.unbounded:.1f}% |"
+                f"| {rate} | {n} | "
+                + " | ".join(f"{100 * c.coverage:.1f}%" for c in cells)
+                + f" | {100 * max(c.below_item for c in cells):.1f}% |"
             )
     print(f"({time.perf_counter() - start:.1f} s)")
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from harness.model.comparison import Comparison
 from harness.model.record import Interval, Record
+from harness.model.summary import PerResolved
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,9 @@ class AgentStanding(Record):
     ``rate``/``ci``: the equal-weight mean of the fixtures' resolved rates with the
     stratified Wilson interval (as ``overall``); ``mean_cost_usd`` and ``mean_tokens`` per
     scored item, ``cost_per_resolved_usd`` and ``tokens_per_resolved`` the totals over the
-    resolved items (None: nothing resolved, or some item without a price);
-    ``mean_wall_time_s`` per scored item."""
+    resolved items with their interval, the fixtures' scored items pooled (the figure the
+    cost chart plots; its ``value`` None: nothing resolved; ``cost_per_resolved_usd`` None:
+    some item without a price); ``mean_wall_time_s`` per scored item."""
 
     agent: str
     model: str
@@ -35,8 +37,8 @@ class AgentStanding(Record):
     ci: Interval | None
     mean_cost_usd: float | None
     mean_tokens: float | None
-    cost_per_resolved_usd: float | None
-    tokens_per_resolved: float | None
+    cost_per_resolved_usd: PerResolved | None
+    tokens_per_resolved: PerResolved | None
     mean_wall_time_s: float | None
 
 

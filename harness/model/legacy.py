@@ -1,4 +1,8 @@
-"""Reading reports of earlier schema versions (2 to 8) as the current one (9).
+"""Reading reports of earlier schema versions (2 to 9) as the current one (10).
+
+Version 9 differs from 10 in its agents' standings: their cost and tokens per resolved item
+were bare numbers, read as figures without an interval (``method`` ``not-recorded``). Its
+summaries keep the Fieller intervals they were written with (``fieller-adjusted-rate``).
 
 Version 8 differs from 9 in its comparison only: it compared every cell (there was no
 ``--compare-shared-only``) and did not record how many cells the baseline scored.
@@ -325,8 +329,53 @@ def upgrade_v8(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "comparison": comparison}
 
 
+#: The method of a cost per resolved item that version 9 recorded as a bare number.
+NOT_RECORDED = "not-recorded"
+
+
+def _standing_per_resolved(
+    value: float | None, n: int, resolved: int, priced: bool
+) -> dict[str, Any] | None:
+    """A version 9 standing's bare cost per resolved item as a ``per_resolved`` object:
+    the same figure, no interval; None where it was None for want of a price."""
+    if value is None and (not priced or not n or resolved):
+        return None
+    return {
+        "n": n,
+        "resolved": resolved,
+        "total": value * resolved if value is not None else 0.0,
+        "value": value,
+        "ci": None,
+        "confidence": 0.95,
+        "reason": "no interval: recorded by schema 9" if value is not None else "no resolved item",
+        "method": NOT_RECORDED,
+    }
+
+
+def upgrade_v9(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 9 report as version 10: its standings' costs per resolved item become
+    figures without an interval (module docstring)."""
+    agents = data.get("agents")
+    if agents is None:
+        return dict(data)
+    standings = [
+        {
+            **s,
+            "cost_per_resolved_usd": _standing_per_resolved(
+                s.get("cost_per_resolved_usd"), s["n"], s["resolved"],
+                s.get("mean_cost_usd") is not None,
+            ),
+            "tokens_per_resolved": _standing_per_resolved(
+                s.get("tokens_per_resolved"), s["n"], s["resolved"], True
+            ),
+        }
+        for s in agents.get("standings") or []
+    ]  # fmt: skip
+    return {**data, "agents": {**agents, "standings": standings}}
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2 to 8 report in the current shape (see the module docstring): each
+    """A version 2 to 9 report in the current shape (see the module docstring): each
     version's step to the next, in turn (versions 2 and 3 first become version 5)."""
     version = data.get("schema_version")
     if isinstance(version, int) and version in UPGRADES:
@@ -376,4 +425,11 @@ def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: Version -> its step to the next version.
-UPGRADES = {4: upgrade_v4, 5: upgrade_v5, 6: upgrade_v6, 7: upgrade_v7, 8: upgrade_v8}
+UPGRADES = {
+    4: upgrade_v4,
+    5: upgrade_v5,
+    6: upgrade_v6,
+    7: upgrade_v7,
+    8: upgrade_v8,
+    9: upgrade_v9,
+}

@@ -38,9 +38,12 @@ from scorers.criteria import criterion_names
 #: agents' own settings (``agent_env``), the run its ``provider`` health. 9: the
 #: comparison says whether it compared only the cells both runs ran (``shared_only``,
 #: ``--compare-shared-only``) and how many cells the baseline scored (``baseline_cells``).
-REPORT_SCHEMA_VERSION = 9
+#: 10: the cost per resolved item's interval is MOVER's (``mover-log-wilson``, always
+#: bounded), and the agents' standings carry it too (``cost_per_resolved_usd`` and
+#: ``tokens_per_resolved`` are ``per_resolved`` objects, no longer bare numbers).
+REPORT_SCHEMA_VERSION = 10
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 

@@ -69,10 +69,12 @@ class DiffSummary(Record):
 
 @dataclass(frozen=True)
 class PerResolved(Record):
-    """Total cost (USD or tokens) over the resolved items of one fixture x model:
-    ``value = total / resolved`` with Fieller's interval (see :mod:`harness.stats.cost`);
-    ``ci[1]`` None when it is unbounded above (the resolved rate not clearly above 0),
-    ``value`` None with no resolved item; ``reason`` says why a part is missing."""
+    """Total cost (USD or tokens) over the resolved items of a set of trials (one fixture x
+    model, or an agent x model's over its fixtures): ``value = total / resolved`` with its
+    interval (``method``; see :mod:`harness.stats.per_resolved`); ``value`` None with no
+    resolved item; ``reason`` says why a part is missing. ``ci[1]`` None: unbounded above,
+    as Fieller's interval (``fieller-adjusted-rate``) of earlier reports could be; the
+    current method always bounds it."""
 
     n: int
     resolved: int
@@ -81,7 +83,7 @@ class PerResolved(Record):
     ci: tuple[float, float | None] | None
     confidence: float
     reason: str | None
-    method: str = "fieller-adjusted-rate"
+    method: str = "mover-log-wilson"
 
 
 @dataclass(frozen=True)

@@ -132,17 +132,17 @@ def condition_label(agent: str, model: str, with_agent: bool = True) -> str:
 
 def standing_line(s: AgentStanding) -> str:
     """One agent x model over the run: ``agent-a · anthropic/x: 83.3% resolved, 95% CI
-    [..], $0.46 per item, $0.55 per resolved item, 307,338 tokens per resolved item``."""
+    [..], $0.46 per item, $0.55 per resolved item (95% CI $0.47 to $0.80), 307,338 tokens
+    per resolved item (95% CI ..)``; nothing resolved: ``no resolved item``."""
     if s.mean_cost_usd is not None:
-        cost = f"{format_usd(s.mean_cost_usd)} per item, " + (
-            f"{format_usd(s.cost_per_resolved_usd)} per resolved item"
-            if s.cost_per_resolved_usd is not None
-            else "no resolved item"
+        cost = f"{format_usd(s.mean_cost_usd)} per item, " + format_per_resolved(
+            s.cost_per_resolved_usd, "usd"
         )
     else:
         cost = f"{format_amount(s.mean_tokens, 'tokens')} per item"
-    if s.tokens_per_resolved is not None:
-        cost += f", {format_amount(s.tokens_per_resolved, 'tokens')} per resolved item"
+    tokens = s.tokens_per_resolved
+    if tokens is not None and (tokens.value is not None or s.mean_cost_usd is None):
+        cost += f", {format_per_resolved(tokens, 'tokens')}"
     return (
         f"{condition_label(s.agent, s.model)}: {format_pct(s.rate)} resolved, 95% CI "
         f"{format_ci(s.ci)} ({s.resolved}/{s.n} over {plural(s.fixtures, 'fixture')}"

@@ -30,7 +30,7 @@ from harness.model.text import (
     format_usd,
 )
 from harness.report import svg
-from harness.stats.cost import per_resolved
+from harness.stats.summaries import per_resolved_costs
 from scorers.criteria import criterion_names
 
 #: The x axis title of each measure's per-item distribution (:data:`MEASURES`).
@@ -228,8 +228,9 @@ def cost_view(
     items: Sequence[ItemResult], overall: Sequence[ModelOverall], with_agent: bool = False
 ) -> CostView:
     """Each agent x model's total cost over its resolved items (scored items only, as the
-    summaries count them), in USD when every scored item of the run has a price, else in
-    tokens for all; one that resolved nothing, or used no tokens, has no point.
+    summaries count them; the figure of its standing in a run of several agents), in USD
+    when every scored item of the run has a price, else in tokens for all; one that
+    resolved nothing, or used no tokens, has no point.
     ``with_agent``: the points are named ``agent · model`` (a run of several agents)."""
     scored = [i for i in items if i.status != "error"]
     unpriced = sum(1 for i in scored if i.cost_usd is None)
@@ -238,11 +239,9 @@ def cost_view(
     for row in overall:
         label = condition_label(row.agent, row.model, with_agent)
         mine = [i for i in scored if i.model == row.model and i.agent == row.agent]
-        costs = [
-            float(i.score.tokens_used) if unit == "tokens" else i.cost_usd or 0.0 for i in mine
-        ]
-        entry = per_resolved(costs, [i.resolved for i in mine])
-        if not mine:
+        usd, tokens = per_resolved_costs(mine)
+        entry = usd if unit == "usd" else tokens
+        if not mine or entry is None:
             left_out.append(f"{label}: no scored item")
         elif unit == "tokens" and entry.total == 0:
             left_out.append(f"{label}: no tokens recorded")

@@ -33,13 +33,10 @@ from harness.model.text import (
     condition_label,
     cost_text,
     efficiency_line,
-    format_amount,
     format_ci,
     format_ci_pp,
     format_duration,
     format_pct,
-    format_per_resolved,
-    format_per_resolved_ci,
     format_pp,
     format_ratio,
     format_usd,
@@ -56,7 +53,16 @@ from harness.model.text import (
 )
 from harness.report import charts
 from harness.report.html_compare import agents_html, comparison_html
-from harness.report.html_parts import esc, item_anchor, number, row_attrs, row_cells, row_heads, td
+from harness.report.html_parts import (
+    esc,
+    item_anchor,
+    number,
+    per_resolved_td,
+    row_attrs,
+    row_cells,
+    row_heads,
+    td,
+)
 from scorers.criteria import criterion_names
 
 HTML_FILE = "report.html"
@@ -313,22 +319,13 @@ def _summary_table(report: RunReport) -> str:
 
 
 def _per_resolved_cell(s: FixtureSummary) -> str:
-    """Cost per resolved item in USD, or in tokens when an item has no price, its interval
-    under it; a lower bound says so. The whole sentence is the cell's title."""
+    """Cost per resolved item in USD, or in tokens when an item has no price; a lower bound
+    says so."""
     unit, entry = "usd", s.cost_per_resolved_usd
     if entry is None:
         unit, entry = "tokens", s.tokens_per_resolved
     bound = "at least " if not s.usage_complete else ""
-    full = format_per_resolved(entry, unit)
-    if entry is None or entry.value is None:
-        return td(full, "cost_per_resolved", None, "num", f' data-unit="{unit}"')
-    interval = format_per_resolved_ci(entry, unit)
-    ci = f"<small>{esc(interval)}</small>" if interval else ""
-    return (
-        f'<td data-field="cost_per_resolved" data-value="{esc(entry.value)}" class="num" '
-        f'data-unit="{unit}" title="{esc(bound + full)}">'
-        f"{esc(bound + format_amount(entry.value, unit))}{ci}</td>"
-    )
+    return per_resolved_td(entry, unit, "cost_per_resolved", bound)
 
 
 def _sequential_table(report: RunReport) -> str:

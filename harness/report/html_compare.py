@@ -23,13 +23,19 @@ from harness.model.text import (
     format_pp,
     format_ratio,
     format_ratio_ci,
-    format_usd,
     plural,
     unit_label,
     versus_cost_line,
 )
 from harness.report import charts
-from harness.report.html_parts import esc, row_attrs, row_cells, row_heads, td
+from harness.report.html_parts import (
+    esc,
+    per_resolved_td,
+    row_attrs,
+    row_cells,
+    row_heads,
+    td,
+)
 
 
 def _cost_row(r: CostRatio, unit: str, with_agent: bool) -> str:
@@ -169,8 +175,7 @@ def _standing_row(s: AgentStanding) -> str:
     unit, mean = (
         ("usd", s.mean_cost_usd) if s.mean_cost_usd is not None else ("tokens", s.mean_tokens)
     )
-    nothing = "no resolved item" if not s.resolved else None
-    usd, tokens, wall = s.cost_per_resolved_usd, s.tokens_per_resolved, s.mean_wall_time_s
+    wall = s.mean_wall_time_s
     cost_mean = td(format_amount(mean, unit), "cost_mean", mean, "num", f' data-unit="{unit}"')
     return (
         f'<tr data-agent="{esc(s.agent)}" data-model="{esc(s.model)}"><td>{esc(s.agent)}</td>'
@@ -178,8 +183,8 @@ def _standing_row(s: AgentStanding) -> str:
         f"{td(str(s.n), 'n', s.n, 'num')}{td(str(s.errors), 'errors', s.errors, 'num')}"
         f"{td(f'{s.resolved}/{s.n}', 'resolved', s.resolved, 'num')}"
         f"{td(format_pct(s.rate), 'rate', s.rate, 'num')}{td(format_ci(s.ci), 'ci')}"
-        f"{cost_mean}{td(nothing or format_usd(usd), 'cost_per_resolved_usd', usd, 'num')}"
-        f"{td(nothing or format_amount(tokens, 'tokens'), 'tokens_per_resolved', tokens, 'num')}"
+        f"{cost_mean}{per_resolved_td(s.cost_per_resolved_usd, 'usd', 'cost_per_resolved_usd')}"
+        f"{per_resolved_td(s.tokens_per_resolved, 'tokens', 'tokens_per_resolved')}"
         f"{td('n/a' if wall is None else f'{wall:.2f} s', 'wall_time_s', wall, 'num')}</tr>"
     )
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import html
 
+from harness.model.summary import PerResolved
+from harness.model.text import format_amount, format_per_resolved, format_per_resolved_ci
+
 
 def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
@@ -39,3 +42,19 @@ def row_cells(fixture: str, agent: str, model: str, with_agent: bool) -> str:
 
 def row_heads(with_agent: bool) -> str:
     return "<th>fixture</th>" + ("<th>agent</th>" if with_agent else "") + "<th>model</th>"
+
+
+def per_resolved_td(entry: PerResolved | None, unit: str, field: str, bound: str = "") -> str:
+    """A cost per resolved item (in ``unit``) with its interval under it; the whole sentence
+    is the cell's title, ``bound`` (``at least ``) before it when the usage is a lower
+    bound. The summary table and the agents' standings show it alike."""
+    full = format_per_resolved(entry, unit)
+    if entry is None or entry.value is None:
+        return td(full, field, None, "num", f' data-unit="{unit}"')
+    interval = format_per_resolved_ci(entry, unit)
+    ci = f"<small>{esc(interval)}</small>" if interval else ""
+    return (
+        f'<td data-field="{field}" data-value="{esc(entry.value)}" class="num" '
+        f'data-unit="{unit}" title="{esc(bound + full)}">'
+        f"{esc(bound + format_amount(entry.value, unit))}{ci}</td>"
+    )

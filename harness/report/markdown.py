@@ -10,7 +10,7 @@ from harness.model.agents import AgentsComparison
 from harness.model.comparison import Comparison, CostComparison
 from harness.model.provider_text import health_line, item_faults_line
 from harness.model.report import RunReport
-from harness.model.summary import FixtureSummary
+from harness.model.summary import FixtureSummary, PerResolved
 from harness.model.text import (
     baseline_label,
     budget_line,
@@ -22,6 +22,7 @@ from harness.model.text import (
     format_ci_pp,
     format_duration,
     format_pct,
+    format_per_resolved_ci,
     format_pp,
     format_ratio,
     format_ratio_ci,
@@ -164,19 +165,26 @@ def agents_markdown(agents: AgentsComparison) -> list[str]:
             if s.mean_cost_usd is not None
             else format_amount(s.mean_tokens, "tokens")
         )
-        per_resolved = (
-            format_usd(s.cost_per_resolved_usd) if s.cost_per_resolved_usd is not None else "n/a"
-        )
         wall = "n/a" if s.mean_wall_time_s is None else format_duration(s.mean_wall_time_s)
         lines.append(
             f"| {s.agent} | {s.model} | {s.fixtures} | {s.n} | {s.errors} | "
-            f"{format_pct(s.rate)} | {format_ci(s.ci)} | {per_item} | {per_resolved} | "
-            f"{format_amount(s.tokens_per_resolved, 'tokens')} | {wall} |"
+            f"{format_pct(s.rate)} | {format_ci(s.ci)} | {per_item} | "
+            f"{_per_resolved_cell(s.cost_per_resolved_usd, 'usd')} | "
+            f"{_per_resolved_cell(s.tokens_per_resolved, 'tokens')} | {wall} |"
         )
     for v in agents.versus:
         lines += ["", f"### {v.agent} against {v.reference}", "", versus_line(v), ""]
         lines += _fixture_rows(v.comparison)
     return lines
+
+
+def _per_resolved_cell(entry: PerResolved | None, unit: str) -> str:
+    """A cost per resolved item with its interval under it (``n/a``: some item unpriced)."""
+    if entry is None:
+        return "n/a"
+    interval = format_per_resolved_ci(entry, unit)
+    text = format_amount(entry.value, unit) if entry.value is not None else "no resolved item"
+    return text + (f" ({interval})" if interval else "")
 
 
 def _sequential(summary: Sequence[FixtureSummary], several: bool = False) -> list[str]:

@@ -17,7 +17,7 @@ from harness.model.agents import AgentsComparison, AgentStanding, AgentVersus
 from harness.model.comparison import DEFAULT_COST_THRESHOLD, DEFAULT_THRESHOLD
 from harness.model.item import ItemResult
 from harness.stats.compare import compare
-from harness.stats.summaries import overall
+from harness.stats.summaries import overall, per_resolved_costs
 
 
 def agents_in(items: Sequence[ItemResult], order: Sequence[str] = ()) -> tuple[str, ...]:
@@ -77,6 +77,7 @@ def _standings(items: Sequence[ItemResult]) -> list[AgentStanding]:
         priced = [c for c in costs if c is not None]
         all_priced = bool(scored) and len(priced) == len(costs)
         tokens = [float(i.score.tokens_used) for i in scored]
+        usd_per_resolved, tokens_per_resolved = per_resolved_costs(scored)
         rate = rates.get((agent, model))
         out.append(
             AgentStanding(
@@ -90,10 +91,8 @@ def _standings(items: Sequence[ItemResult]) -> list[AgentStanding]:
                 ci=rate.ci if rate is not None else None,
                 mean_cost_usd=_mean(priced) if all_priced else None,
                 mean_tokens=_mean(tokens),
-                cost_per_resolved_usd=(
-                    math.fsum(priced) / resolved if all_priced and resolved else None
-                ),
-                tokens_per_resolved=math.fsum(tokens) / resolved if resolved else None,
+                cost_per_resolved_usd=usd_per_resolved,
+                tokens_per_resolved=tokens_per_resolved,
                 mean_wall_time_s=_mean([i.facts.wall_time_s for i in scored]),
             )
         )

@@ -1,5 +1,4 @@
-"""Cost statistics: the candidate/baseline ratio of mean cost per item, and the cost of a
-resolved item.
+"""Cost statistics: the candidate/baseline ratio of mean cost per item.
 
 The array functions (``*_arrays``, :func:`classify`) are what the scalar functions call,
 so the simulations (``benchmarks/bench_cost_oc.py``) evaluate exactly the rules reports use.
@@ -34,20 +33,13 @@ fixture and 0.5x on another cancel), and no fixture counts more for being expens
 With every interval end and the estimate no lower, the verdict is never milder (cheaper <
 {same, inconclusive} < costlier).
 
-**Cost per resolved item** (one fixture x model): total cost / resolved items, i.e.
-``mean(cost) / mean(resolved)`` over the same trials, with Fieller's interval for a ratio of
-two correlated means (t(n-1), sample covariance), the resolved rate's variance taken at
-Wilson's centre ``(k + z²/2)/(n + z²)`` (Agresti-Coull): the plain variance is 0 when every
-trial resolved, and the plain interval then covers 83-89% at rates 0.7-0.95 and 3-10
-trials; 94% or more with the adjustment. Unbounded above when the rate is not clearly
-above 0.
-
 An interval whose standard error is 0 is None: a zero spread in a few trials is not zero
 uncertainty.
 
-References: Fieller (1954) JRSS B 16:175-185; Welch (1947) Biometrika 34:28-35;
-Satterthwaite (1946) Biometrics Bulletin 2:110-114; Agresti & Coull (1998) Am. Stat.
-52:119-126.
+The cost per resolved item, with its interval, is :mod:`harness.stats.per_resolved`'s.
+
+References: Welch (1947) Biometrika 34:28-35; Satterthwaite (1946) Biometrics Bulletin
+2:110-114.
 """
 
 from __future__ import annotations
@@ -72,7 +64,6 @@ from harness.model.comparison import (
 )
 from harness.model.item import ItemResult
 from harness.model.record import Interval
-from harness.model.summary import PerResolved
 from harness.model.text import format_ratio_ci, unit_label
 
 DEFAULT_CONFIDENCE = 0.95
@@ -85,7 +76,8 @@ RATIO_METHOD = "log-ratio-delta-welch"
 SUITE_METHOD = "geometric-mean-of-ratios"
 
 
-def _costs(values: Sequence[float], what: str) -> list[float]:
+def checked_costs(values: Sequence[float], what: str) -> list[float]:
+    """``values`` as floats; ``ValueError`` naming ``what`` unless each is finite and >= 0."""
     out = []
     for v in values:
         if isinstance(v, bool) or v is None or not math.isfinite(v) or v < 0:
@@ -194,7 +186,7 @@ def cost_ratio(
     verdict (of one fixture x ``agent`` x model: ``agent`` as in the comparison). The
     estimate needs both means > 0; the interval n >= 2 in each arm and a spread in at least
     one."""
-    b, c = _costs(baseline, "baseline"), _costs(candidate, "candidate")
+    b, c = checked_costs(baseline, "baseline"), checked_costs(candidate, "candidate")
     (mb, vb), (mc, vc) = _mean_var(b), _mean_var(c)
     blank = CostRatio(
         fixture, agent, model, len(b), len(c), mb, mc, None, None, None, None, confidence,
@@ -277,91 +269,6 @@ def _judged(
 
 def _label(r: CostRatio) -> str:
     return cell_label(r.fixture, r.agent, r.model)
-
-
-# --- cost per resolved item ------------------------------------------------------------------
-
-
-def adjusted_rate_variance(resolved: Any, n: Any, confidence: float = DEFAULT_CONFIDENCE) -> Any:
-    """Sample variance (ddof=1) of 0/1 outcomes with the rate at Wilson's centre:
-    ``n/(n-1) · p̃(1-p̃)``, ``p̃ = (k + z²/2)/(n + z²)``; never 0, so 3 of 3 resolved is not
-    read as a certain 100% rate, and at least the plain variance (the covariance matrix with
-    the sample ``s_xy`` stays positive semi-definite)."""
-    k, m = np.asarray(resolved, float), np.asarray(n, float)
-    z2 = float(special.ndtri(0.5 + confidence / 2.0)) ** 2
-    p = (k + z2 / 2.0) / (m + z2)
-    return m / (m - 1.0) * p * (1.0 - p)
-
-
-def fieller_arrays(
-    mean_y: Any, mean_x: Any, var_y: Any, var_x: Any, cov_xy: Any, n: Any,
-    confidence: float = DEFAULT_CONFIDENCE,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Fieller limits of ``mean_y / mean_x`` from paired samples of size ``n`` (t(n-1)):
-    the R >= 0 with ``(ȳ - R x̄)² <= t² (s_yy - 2R s_xy + R² s_xx) / n``. ``high`` is +inf
-    where the set is unbounded (``x̄`` not clearly above 0); both NaN where the standard
-    error is 0."""
-    my, mx = np.asarray(mean_y, float), np.asarray(mean_x, float)
-    syy, sxx, sxy = (np.asarray(a, float) for a in (var_y, var_x, cov_xy))
-    nn = np.asarray(n, float)
-    t2 = _t(confidence, nn - 1.0) ** 2 / nn
-    a = mx * mx - t2 * sxx
-    b = mx * my - t2 * sxy
-    c = my * my - t2 * syy
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = my / mx
-        se_num = np.sqrt(np.maximum(syy - 2 * r * sxy + r * r * sxx, 0.0) / nn)
-        disc = np.sqrt(np.maximum(b * b - a * c, 0.0))
-        r1, r2 = (b - disc) / a, (b + disc) / a
-        bounded = a > 0
-        # a <= 0: the set is (-inf, r_small] U [r_big, inf), or everything; its part at
-        # R >= 0 is [r_big, inf) when r_small < 0, otherwise its hull there is [0, inf).
-        r_small, r_big = np.fmin(r1, r2), np.fmax(r1, r2)
-        one_sided = (a < 0) & (b * b - a * c > 0) & (r_small < 0)
-        low = np.where(bounded, r1, np.where(one_sided, r_big, 0.0))
-        high = np.where(bounded, r2, np.inf)
-    low = np.maximum(low, 0.0)
-    none = ~(se_num > SE_NOISE * np.maximum(np.abs(r), 1.0)) | ~(mx > 0)
-    return np.where(none, np.nan, low), np.where(none, np.nan, high)
-
-
-def per_resolved(
-    costs: Sequence[float], resolved: Sequence[bool], confidence: float = DEFAULT_CONFIDENCE
-) -> PerResolved:
-    """Total cost per resolved item with Fieller's interval; ``costs[i]`` and
-    ``resolved[i]`` are one trial."""
-    ys = _costs(costs, "costs")
-    xs = [1.0 if r else 0.0 for r in resolved]
-    if len(xs) != len(ys):
-        raise ValueError(f"{len(ys)} costs but {len(xs)} outcomes: they must be the same trials")
-    n, k, total = len(ys), int(sum(xs)), math.fsum(ys)
-
-    def entry(
-        value: float | None, ci: tuple[float, float | None] | None, reason: str | None
-    ) -> PerResolved:
-        return PerResolved(n, k, total, value, ci, confidence, reason)
-
-    if n == 0:
-        return entry(None, None, "no trials")
-    if k == 0:
-        return entry(None, None, "no resolved item")
-    value = total / k
-    if n < 2:
-        return entry(value, None, "one trial: no spread")
-    my, mx = total / n, k / n
-    syy = _mean_var(ys)[1]
-    sxx = float(adjusted_rate_variance(k, n, confidence))
-    sxy = math.fsum((y - my) * (x - mx) for x, y in zip(xs, ys, strict=True)) / (n - 1)
-    low, high = (float(a) for a in fieller_arrays(my, mx, syy, sxx, sxy, n, confidence))
-    if math.isnan(low):
-        return entry(value, None, "no spread: no interval")
-    if math.isinf(high):
-        return entry(
-            value,
-            (low, None),
-            "no upper limit: with so few trials the resolved rate could still be near 0",
-        )
-    return entry(value, (low, high), None)
 
 
 # --- the cost comparison of two runs ---------------------------------------------------------

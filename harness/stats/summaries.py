@@ -22,7 +22,7 @@ from harness.model.summary import (
     SequentialCell,
 )
 from harness.stats import rates
-from harness.stats.cost import per_resolved
+from harness.stats.per_resolved import per_resolved
 from harness.stats.strata import stratified_rate
 from scorers.criteria import criterion_names
 
@@ -112,8 +112,9 @@ def summarize(
 def per_resolved_costs(
     scored: Sequence[ItemResult],
 ) -> tuple[PerResolved | None, PerResolved | None]:
-    """USD and tokens per resolved item of one fixture x model's scored items; USD None
-    when an item has no price (a part of the total unknown is no total)."""
+    """USD and tokens per resolved item of scored items (one fixture x model's, or an agent
+    x model's over its fixtures); USD None when an item has no price (a part of the total
+    unknown is no total)."""
     if not scored:
         return None, None
     outcomes = [i.resolved for i in scored]

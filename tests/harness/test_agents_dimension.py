@@ -14,8 +14,11 @@ from harness.errors import UsageError
 from harness.fixtures import load_fixture
 from harness.model.item import ItemCost
 from harness.plan import RunConfig, agent_models, build_plan, effective_models
+from harness.report.charts import cost_view
 from harness.stats.agents import agents_comparison, agents_in
 from harness.stats.compare import compare
+from harness.stats.per_resolved import per_resolved
+from harness.stats.summaries import overall
 
 TINY = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
 
@@ -177,18 +180,45 @@ def test_standings_are_the_agents_own_figures() -> None:
     assert (sa.agent, sa.n, sa.resolved, sa.errors, sa.fixtures) == ("a", 3, 2, 0, 1)
     assert sa.rate == pytest.approx(2 / 3)
     assert sa.mean_cost_usd == pytest.approx(2.0)
-    assert sa.cost_per_resolved_usd == pytest.approx(6.0 / 2)
+    # The cost per resolved item is the one per_resolved gives the agent's scored items,
+    # interval and all (the figure the cost chart plots).
+    assert sa.cost_per_resolved_usd == per_resolved([1.0, 2.0, 3.0], [True, True, False])
+    assert sa.cost_per_resolved_usd.value == pytest.approx(6.0 / 2)
     tokens_a = [i.score.tokens_used for i in a]
     assert sa.mean_tokens == pytest.approx(sum(tokens_a) / 3)
-    assert sa.tokens_per_resolved == pytest.approx(sum(tokens_a) / 2)
+    assert sa.tokens_per_resolved == per_resolved(tokens_a, [True, True, False])
     assert (sb.n, sb.resolved, sb.errors) == (3, 1, 1)
-    assert sb.cost_per_resolved_usd == pytest.approx(1.5)
+    assert sb.cost_per_resolved_usd is not None
+    assert sb.cost_per_resolved_usd.value == pytest.approx(1.5)
     assert sb.mean_wall_time_s == pytest.approx(sum(i.facts.wall_time_s for i in b[:3]) / 3)
     (versus,) = side.versus
     assert (versus.agent, versus.reference) == ("b", "a")
     # The same comparison as the reference's run against the other's.
     assert versus.comparison == compare(a, b, 0.05, "agent a", None)
     assert versus.comparison.overall.delta == pytest.approx(1 / 3 - 2 / 3)
+
+
+def test_the_cost_chart_plots_the_standings_figures() -> None:
+    """The chart's point for an agent x model and its standing are one figure with one
+    interval, USD and tokens alike (report.html draws one, the agents table shows the
+    other)."""
+    a = [priced(i, 1.0 + n) for n, i in enumerate(items("a", [True, True, False]))]
+    b = [priced(i, 0.5 + n / 10) for n, i in enumerate(items("b", [True, True, True]))]
+    run = [*a, *b]
+    side = agents_comparison(run, order=["a", "b"])
+    assert side is not None
+    points = {m.label: m.per_resolved for m in cost_view(run, overall(run), True).models}
+    for s in side.standings:
+        assert s.cost_per_resolved_usd is not None and s.cost_per_resolved_usd.ci is not None
+        assert points[f"{s.agent} · {s.model}"] == s.cost_per_resolved_usd
+    unpriced = [*items("a", [True, True, False]), *items("b", [True, True, True])]
+    side = agents_comparison(unpriced, order=["a", "b"])
+    assert side is not None
+    view = cost_view(unpriced, overall(unpriced), True)
+    assert view.unit == "tokens"
+    points = {m.label: m.per_resolved for m in view.models}
+    for s in side.standings:
+        assert points[f"{s.agent} · {s.model}"] == s.tokens_per_resolved
 
 
 def test_an_unpriced_item_leaves_the_agent_without_a_usd_figure() -> None:
@@ -198,7 +228,8 @@ def test_an_unpriced_item_leaves_the_agent_without_a_usd_figure() -> None:
     assert side is not None
     sb = side.standings[1]
     assert sb.mean_cost_usd is None and sb.cost_per_resolved_usd is None
-    assert sb.tokens_per_resolved is not None and math.isfinite(sb.tokens_per_resolved)
+    tokens = sb.tokens_per_resolved
+    assert tokens is not None and tokens.value is not None and math.isfinite(tokens.value)
 
 
 def test_another_reference_and_a_wrong_one() -> None:

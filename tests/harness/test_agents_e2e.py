@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from harness.cli.main import cli
 from harness.model.report import load_report
+from harness.model.text import format_amount, format_per_resolved, format_per_resolved_ci
 
 TINY = str(Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny")
 
@@ -63,11 +64,18 @@ def test_one_run_puts_the_agents_side_by_side(tmp_path: Path) -> None:
     honest = side.standings[0]
     assert "agents side by side (reference sim):" in out
     assert "sim · sim/honest: 100.0% resolved" in out
-    assert f"{honest.tokens_per_resolved:,.0f} tokens per resolved item" in out
+    # 3 of 3 resolved: a cost per resolved item with a finite interval, the report's.
+    per = honest.tokens_per_resolved
+    assert per is not None and per.ci is not None and per.ci[1] is not None
+    assert f"tokens per item, {format_per_resolved(per, 'tokens')}" in out
+    (never,) = [line for line in out.splitlines() if "(0/3 over 1 fixture)" in line]
+    assert never.endswith("tokens per item, no resolved item"), never
     assert "sim:no-spawn against sim: worse, -100.0 pp" in out
     assert "tiny x sim:no-spawn · sim/no-spawn: 0/3 resolved" in out
     md = (run / "report.md").read_text(encoding="utf-8")
     assert "## Agents side by side" in md and "### sim:no-spawn against sim" in md
+    interval = format_per_resolved_ci(per, "tokens")
+    assert f"| {format_amount(per.value, 'tokens')} ({interval}) |" in md
     assert "| tiny | sim:no-spawn | sim/no-spawn | 3 | 0 | 0 |" in md
 
     # `compare RUN` prints the same side by side, with any reference.

@@ -4,12 +4,17 @@ file, and the budget (exit 4, resume with a larger one)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from harness.agents import parse_agent
+from harness.cli.main import cli
 from harness.errors import EXIT_BUDGET, EXIT_RESOLVED, EXIT_UNRESOLVED, UsageError
+from harness.model.report import load_report
+from harness.model.text import format_per_resolved, format_per_resolved_ci
 from harness.plan import RunConfig
 from harness.pricing import PriceTable
 from harness.run.execute import RunOutcome, execute_run
@@ -118,3 +123,38 @@ def test_a_usd_budget_for_a_model_without_a_price_is_refused_before_anything_run
     assert not (tmp_path / "runs").exists()
     ok = run(tmp_path, "honest", trials=1, max_cost_usd=1.0, max_tokens=10**9)
     assert ok.exit_code == EXIT_RESOLVED
+
+
+def test_cost_per_resolved_item_reads_the_same_everywhere(tmp_path: Path) -> None:
+    """``run --agent sim --trials 5``: every item resolves. Its cost per resolved item is
+    never below an item's (Fieller's interval put it at 13,867-51,857 tokens against
+    19,937-24,248 per item), bounded above, and the one figure with the one interval in
+    stdout, report.json, report.md, report.html's table and its cost chart."""
+    runs = tmp_path / "runs"
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--agent", "sim", "--trials", "5", "--fixture", "json-events",
+         "--runs-dir", str(runs), "--concurrency", "3"],
+    )  # fmt: skip
+    assert result.exit_code == EXIT_RESOLVED, result.stderr
+    (run_dir,) = (p for p in runs.iterdir() if p.is_dir())  # not the runs' index.html
+    report = load_report(run_dir)
+    (summary,) = report.summary
+    per, item = summary.tokens_per_resolved, summary.measures["tokens_used"]
+    assert summary.resolved == summary.n == 5 and summary.cost_per_resolved_usd is None
+    assert per is not None and per.ci is not None and item.ci is not None
+    low, high = per.ci
+    assert high is not None and per.value == item.mean
+    assert item.ci[0] <= low <= per.value < high
+    text = format_per_resolved(per, "tokens")
+    interval = format_per_resolved_ci(per, "tokens")
+    assert interval is not None and interval in text
+    assert text in result.stdout
+    assert text in (run_dir / "report.md").read_text(encoding="utf-8")
+    html = (run_dir / "report.html").read_text(encoding="utf-8")
+    cell = re.search(
+        r'<td data-field="cost_per_resolved"[^>]*title="([^"]*)">[^<]*<small>([^<]*)', html
+    )
+    assert cell is not None and cell.groups() == (text, interval)
+    # One fixture: the chart's point (the agent x model over its fixtures) is the same.
+    assert re.search(rf"<title>sim/honest: {re.escape(text)}, ", html)

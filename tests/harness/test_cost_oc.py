@@ -4,7 +4,8 @@ The simulation is ``benchmarks/bench_cost_oc.py``'s (the array functions reports
 at 4,000 replicates per cell rather than its 20,000; each cell is seeded, so the checks are
 reproducible, and every bound carries a binomial margin of 4 Monte Carlo standard errors.
 The array path is checked against the scalar API (``cost_ratio``, ``suite_cost_ratio``,
-``per_resolved``) on a sample of the same replicates.
+``per_resolved``) on a sample of the same replicates, and the cost per resolved item's
+interval against a reference, the delta method in large samples.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import pytest
 from benchkit import load_benchmark
 
 from harness.model.comparison import COST_VERDICTS
-from harness.stats.cost import COSTLIER, cost_ratio, per_resolved, suite_cost_ratio
+from harness.stats.cost import COSTLIER, cost_ratio, suite_cost_ratio
+from harness.stats.per_resolved import per_resolved
 
 pytestmark = [pytest.mark.statistics, pytest.mark.slow]
 
@@ -101,26 +103,63 @@ def test_simulation_verdicts_are_the_scalar_apis(
         assert suite_cost_ratio(per_fixture).verdict == COST_VERDICTS[int(codes[r])], r
 
 
+# --- cost per resolved item ------------------------------------------------------------------
+
+
 @pytest.mark.parametrize("rate", bench.RESOLVED_RATES)
 @pytest.mark.parametrize("n", bench.RESOLVED_TRIALS)
 def test_per_resolved_coverage(rate: float, n: int) -> None:
-    row = bench.per_resolved_coverage(rate, n, REPS)
-    assert row.coverage >= 1 - ALPHA - margin(ALPHA), row
-    assert row.defined > 0.99
+    """95% or more, within Monte Carlo error, where an unresolved item costs what a resolved
+    one does or less; the lower limit never below the mean cost per item's."""
+    for unresolved_cost in (0.5, 1.0):
+        row = bench.per_resolved_coverage(rate, n, REPS, unresolved_cost=unresolved_cost)
+        assert row.coverage >= 1 - ALPHA - margin(ALPHA), row
+        assert row.below_item == 0.0, row
+        assert row.defined == pytest.approx(1 - (1 - rate) ** n, abs=margin(0.5))
 
 
-@pytest.mark.parametrize(("rate", "n"), [(0.7, 5), (0.9, 10), (0.3, 3)])
+@pytest.mark.parametrize("rate", bench.RESOLVED_RATES)
+@pytest.mark.parametrize("n", bench.RESOLVED_TRIALS)
+def test_per_resolved_coverage_when_failures_cost_more(rate: float, n: int) -> None:
+    """Unresolved items at twice the cost: the documented limit (with every trial resolved
+    none was seen, and the upper limit assumes one costs what a resolved one did): 92.9% at
+    worst on this grid (rate 0.7, 5 trials) in the benchmark's 20,000 replicates."""
+    row = bench.per_resolved_coverage(rate, n, REPS, unresolved_cost=2.0)
+    assert row.coverage >= 0.929 - margin(0.07), row
+    assert row.below_item == 0.0, row
+
+
+@pytest.mark.parametrize(("rate", "unresolved_cost"), [(0.3, 1.0), (0.7, 2.0), (0.9, 1.0)])
+def test_per_resolved_agrees_with_the_delta_method_in_large_samples(
+    rate: float, unresolved_cost: float
+) -> None:
+    """The reference: at 2,000 trials the delta method for ``log(mean cost / rate)``
+    (variance ``s_y²/(n ȳ²) + (1-p)/(n p) - 2 s_xy/(n ȳ p)``, normal quantile) is accurate,
+    and MOVER must agree with it: its limits within 3% of the delta method's half-width,
+    replicate by replicate, wherever the correlation is not positive (where it is, MOVER
+    leaves it out and may only be wider)."""
+    n, z = 2_000, 1.959963984540054
+    costs, resolved = bench.simulate_trials(rate, n, 200, seed=5, unresolved_cost=unresolved_cost)
+    low, high = bench.per_resolved_limits(costs, resolved)
+    y, x = costs, resolved.astype(float)
+    my, p = y.mean(axis=1), x.mean(axis=1)
+    sxy = ((y - my[:, None]) * (x - p[:, None])).sum(axis=1) / (n - 1)
+    var = y.var(axis=1, ddof=1) / (n * my**2) + (1 - p) / (n * p) - 2 * sxy / (n * my * p)
+    est, half = np.log(my / p), z * np.sqrt(var)
+    gap = np.maximum(np.abs(np.log(low) - (est - half)), np.abs(np.log(high) - (est + half)))
+    negative = sxy <= 0
+    assert negative.sum() >= 50
+    assert np.all(gap[negative] <= 0.03 * half[negative]), float((gap / half)[negative].max())
+    assert np.all(np.log(low) <= est - half + 0.03 * half)
+    assert np.all(np.log(high) >= est + half - 0.03 * half)
+
+
+@pytest.mark.parametrize(("rate", "n"), [(0.7, 5), (0.9, 10), (0.3, 3), (1.0, 5)])
 def test_per_resolved_limits_are_the_scalar_apis(rate: float, n: int) -> None:
-    costs, resolved = bench.simulate_trials(rate, n, 300, seed=11)
+    costs, resolved = bench.simulate_trials(rate, n, 300, seed=11, unresolved_cost=2.0)
     low, high = bench.per_resolved_limits(costs, resolved)
     for r in range(len(costs)):
         s = per_resolved(costs[r].tolist(), resolved[r].tolist())
-        if math.isnan(low[r]):
-            assert s.ci is None
-            continue
-        assert s.ci is not None
-        assert s.ci[0] == pytest.approx(low[r], rel=1e-9, abs=1e-12)
-        if math.isinf(high[r]):
-            assert s.ci[1] is None
-        else:
-            assert s.ci[1] == pytest.approx(high[r], rel=1e-9)
+        assert s.ci is not None and s.ci[1] is not None
+        assert s.ci[0] == pytest.approx(low[r], rel=1e-9)
+        assert s.ci[1] == pytest.approx(high[r], rel=1e-9)

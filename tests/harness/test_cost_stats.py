@@ -1,9 +1,8 @@
-"""harness.stats.cost: the cost ratio, its verdict, the suite, the cost per resolved item and
-the comparison of two runs' items.
+"""harness.stats.cost: the cost ratio, its verdict, the suite and the comparison of two runs'
+items (the cost per resolved item: test_per_resolved.py).
 
-Checked against hand computation (scipy for the t quantiles), a brute-force evaluation of
-Fieller's defining inequality, and properties (hypothesis): a dearer candidate never gets a
-milder verdict, and swapping the runs inverts the ratio.
+Checked against hand computation (scipy for the t quantiles) and properties (hypothesis): a
+dearer candidate never gets a milder verdict, and swapping the runs inverts the ratio.
 """
 
 from __future__ import annotations
@@ -24,12 +23,10 @@ from harness.model.comparison import COST_VERDICTS, DEFAULT_COST_THRESHOLD, Cost
 from harness.model.item import ItemCost, ItemResult
 from harness.stats.cost import (
     SE_NOISE,
-    adjusted_rate_variance,
     classify,
     compare_costs,
     cost_ratio,
     cost_verdict,
-    per_resolved,
     suite_cost_ratio,
 )
 from scorers.tokens import TokenUsage
@@ -364,125 +361,6 @@ def test_swapping_the_runs_inverts_the_ratio(
             assert bw.se_log == pytest.approx(fw.se_log, rel=1e-12)
             assert bw.df == pytest.approx(fw.df, rel=1e-12)
         assert bw.verdict == MIRROR.get(fw.verdict, fw.verdict)
-
-
-# --- cost per resolved item -------------------------------------------------------------------
-
-
-def fieller_set(
-    costs: Sequence[float], resolved: Sequence[bool], grid: np.ndarray, confidence: float = 0.95
-) -> np.ndarray:
-    """The R on ``grid`` that satisfy Fieller's inequality, evaluated directly (an
-    independent check of the limits): ``(ȳ - R x̄)² <= t² (s_yy - 2R s_xy + R² s_xx) / n``,
-    with ``s_xx`` at Wilson's centre ``(k + z²/2)/(n + z²)``."""
-    y, x = np.asarray(costs, float), np.asarray(resolved, float)
-    n, k = len(y), x.sum()
-    z2 = float(sps.norm.ppf(0.5 + confidence / 2)) ** 2
-    centre = (k + z2 / 2) / (n + z2)
-    sxx = n / (n - 1) * centre * (1 - centre)
-    syy = y.var(ddof=1)
-    sxy = float(np.cov(y, x, ddof=1)[0, 1])
-    t2 = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) ** 2 / n
-    inside = (y.mean() - grid * x.mean()) ** 2 <= t2 * (syy - 2 * grid * sxy + grid**2 * sxx)
-    found: np.ndarray = grid[inside]
-    return found
-
-
-def test_adjusted_rate_variance_by_hand() -> None:
-    z2 = float(sps.norm.ppf(0.975)) ** 2
-    centre = (3 + z2 / 2) / (3 + z2)
-    assert float(adjusted_rate_variance(3, 3)) == pytest.approx(1.5 * centre * (1 - centre))
-    assert float(adjusted_rate_variance(3, 3)) > 0  # 3 of 3 is no certain 100% rate
-    # Never below the plain sample variance of the 0/1 outcomes.
-    for k, n in [(0, 5), (2, 5), (5, 5), (7, 10), (1, 2)]:
-        plain = np.var([1.0] * k + [0.0] * (n - k), ddof=1)
-        assert float(adjusted_rate_variance(k, n)) >= plain - 1e-15
-
-
-def test_per_resolved_against_the_defining_inequality() -> None:
-    costs = [1.0, 2.0, 3.0, 4.0, 2.0, 3.0, 1.0, 1.0, 2.0, 3.0]
-    resolved = [True, False, True, True, True, False, True, True, True, True]
-    s = per_resolved(costs, resolved)
-    assert (s.n, s.resolved, s.total) == (10, 8, 22.0)
-    assert s.value == pytest.approx(22 / 8)
-    assert s.ci is not None and s.ci[1] is not None and s.reason is None
-    inside = fieller_set(costs, resolved, np.linspace(0, 50, 2_000_001))
-    step = 50 / 2_000_000
-    assert s.ci[0] == pytest.approx(inside.min(), abs=step)
-    assert s.ci[1] == pytest.approx(inside.max(), abs=step)
-    assert s.value is not None and s.ci[0] < s.value < s.ci[1]
-    assert s.method == "fieller-adjusted-rate" and s.confidence == 0.95
-    json.dumps(s.to_dict())
-
-
-def test_per_resolved_unbounded_above() -> None:
-    s = per_resolved([1.0, 2.0, 3.0], [True, False, False])
-    assert s.value == 6.0 and s.ci is not None and s.ci[1] is None
-    assert s.reason is not None and "no upper limit" in s.reason
-    # The set runs off any grid: the brute force agrees there is no upper limit.
-    grid = np.linspace(0, 1e4, 100_001)
-    inside = fieller_set([1.0, 2.0, 3.0], [True, False, False], grid)
-    assert inside.max() == grid.max()
-    assert s.ci[0] == pytest.approx(inside.min(), abs=0.1)
-    # Even 3 of 3 resolved is unbounded at 3 trials: 3/3 is not clearly above 0.
-    s = per_resolved([1.0, 2.0, 3.0], [True, True, True])
-    assert s.value == 2.0 and s.ci is not None and s.ci[1] is None
-
-
-def test_all_resolved_at_one_cost_still_has_an_interval() -> None:
-    # The rate, not the cost, is uncertain: 10 of 10 does not prove a 100% rate.
-    s = per_resolved([2.0] * 10, [True] * 10)
-    assert s.value == 2.0 and s.ci is not None and s.ci[1] is not None
-    assert s.ci[0] <= 2.0 < s.ci[1]
-
-
-@pytest.mark.parametrize(
-    ("costs", "resolved", "value", "reason"),
-    [
-        ([], [], None, "no trials"),
-        ([1.0, 2.0], [False, False], None, "no resolved item"),
-        ([1.5], [True], 1.5, "one trial"),
-        ([0.0, 0.0, 0.0], [True, False, True], 0.0, "no spread"),
-    ],
-)
-def test_per_resolved_without_an_interval(
-    costs: list[float], resolved: list[bool], value: float | None, reason: str
-) -> None:
-    s = per_resolved(costs, resolved)
-    assert s.value == value and s.ci is None
-    assert s.reason is not None and reason in s.reason
-
-
-def test_per_resolved_errors() -> None:
-    with pytest.raises(ValueError, match="same trials"):
-        per_resolved([1.0, 2.0], [True])
-    with pytest.raises(ValueError, match="finite numbers >= 0"):
-        per_resolved([1.0, float("nan")], [True, True])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.01, 20.0), st.booleans()), min_size=2, max_size=15))
-def test_fieller_limits_solve_the_inequality(trials: list[tuple[float, bool]]) -> None:
-    costs = [c for c, _ in trials]
-    resolved = [r for _, r in trials]
-    assume(any(resolved))
-    s = per_resolved(costs, resolved)
-    assert s.value is not None
-    assume(s.ci is not None)
-    assert s.ci is not None
-    low, high = s.ci
-    top = high if high is not None else max(2 * s.value, 1.0)
-    grid = np.sort(np.concatenate([np.linspace(0, 3 * top, 20_001), [s.value, low]]))
-    inside = fieller_set(costs, resolved, grid)
-    assert s.value in inside  # the estimate is always inside its own set
-    tol = 1e-6 * max(1.0, top)
-    assert inside.min() >= low - tol
-    assert inside.min() <= low + 3 * top / 20_000 + tol
-    if high is None:
-        assert inside.max() == grid.max()  # unbounded: the set runs off the grid
-    else:
-        assert inside.max() <= high + tol
-        assert inside.max() >= high - 3 * top / 20_000 - tol
 
 
 # --- comparing two runs' items ----------------------------------------------------------------

@@ -17,7 +17,7 @@ from sim_runs import TINY
 from harness.agents import parse_agent
 from harness.model.item import ItemCost, ItemResult
 from harness.model.report import RunAgent, RunReport
-from harness.model.text import format_pp
+from harness.model.text import format_per_resolved, format_per_resolved_ci, format_pp
 from harness.plan import RunConfig
 from harness.report.html import render_html
 from harness.report.junit import render_junit
@@ -160,8 +160,16 @@ def test_the_agents_side_by_side_show_the_models_figures(tmp_path: Path) -> None
         assert value(row, "rate") == pytest.approx(s.rate)
         assert value(row, "cost_mean") == pytest.approx(s.mean_cost_usd)
         assert field(row, "cost_mean").attrib["data-unit"] == "usd"
-        assert value(row, "cost_per_resolved_usd") == pytest.approx(s.cost_per_resolved_usd)
-        assert value(row, "tokens_per_resolved") == pytest.approx(s.tokens_per_resolved)
+        # A cost per resolved item shows its interval, as the summary table's and the
+        # cost chart's do (one figure, one interval: the standing's).
+        for name, unit in (("cost_per_resolved_usd", "usd"), ("tokens_per_resolved", "tokens")):
+            entry = getattr(s, name)
+            assert entry is not None and entry.value is not None and entry.ci is not None
+            cell = field(row, name)
+            assert value(row, name) == pytest.approx(entry.value)
+            assert cell.attrib["title"] == format_per_resolved(entry, unit)
+            small = cell.find("small")
+            assert small is not None and small.text == format_per_resolved_ci(entry, unit)
         assert value(row, "wall_time_s") == pytest.approx(s.mean_wall_time_s)
     # The figures are the agents' own: opencode's errored item is counted, not scored.
     other = shown[(OTHER, "p/m")]
@@ -170,6 +178,13 @@ def test_the_agents_side_by_side_show_the_models_figures(tmp_path: Path) -> None
     assert field(other, "cost_mean").text == "$0.0418"  # 0.04 + 0.001 (1 + 2 + 3 + 1 + 2) / 5
     assert value(other, "cost_per_resolved_usd") == pytest.approx((5 * 0.04 + 0.009) / 3)
     assert field(shown[(REFERENCE, "p/m")], "cost_per_resolved_usd").text == "$0.1020"
+    # The cost chart's error bars are the standings' intervals.
+    chart = element(html, "svg", '[^>]*id="chart-cost-vs-rate"')
+    tooltips = {"".join(t.itertext()) for t in chart.iter(f"{SVG}title")}
+    for s in report.agents.standings:
+        assert s.cost_per_resolved_usd is not None
+        shown_as = f"{s.agent} · {s.model}: {format_per_resolved(s.cost_per_resolved_usd, 'usd')}"
+        assert any(t.startswith(shown_as + ",") for t in tooltips), (shown_as, tooltips)
 
     (versus,) = report.agents.versus
     cmp = versus.comparison

@@ -212,6 +212,28 @@ def test_version_8_reads_as_a_comparison_of_every_cell() -> None:
     assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
 
 
+def test_version_9_reads_its_standings_costs_per_resolved_item_without_an_interval() -> None:
+    """Version 9 recorded an agent's cost per resolved item as a bare number: the same
+    figure, no interval, and nothing recomputed (its summaries keep Fieller's)."""
+    raw = json.loads((REPORTS / "v9.json").read_text())
+    report = load_report(REPORTS / "v9.json")
+    jsonschema.validate(report.to_dict(), report_schema())
+    assert report.schema_version == REPORT_SCHEMA_VERSION and report.agents is not None
+    for s, old in zip(report.agents.standings, raw["agents"]["standings"], strict=True):
+        assert s.cost_per_resolved_usd is None  # the sim's models have no price
+        assert old["cost_per_resolved_usd"] is None
+        tokens = s.tokens_per_resolved
+        assert tokens is not None and tokens.value == old["tokens_per_resolved"]
+        assert (tokens.n, tokens.resolved, tokens.ci) == (old["n"], old["resolved"], None)
+        assert tokens.total == pytest.approx(tokens.value * tokens.resolved)
+        assert tokens.method == "not-recorded" and "schema 9" in (tokens.reason or "")
+    old_summary = raw["summary"][0]["tokens_per_resolved"]
+    assert report.summary[0].tokens_per_resolved is not None
+    assert report.summary[0].tokens_per_resolved.to_dict() == old_summary
+    assert old_summary["method"] == "fieller-adjusted-rate"
+    assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+
+
 def test_version_7_reads_with_one_attempt_per_item_and_no_faults_recorded() -> None:
     """Before provider faults: every item ran once and recorded no faults (not "none"), the
     run had no retries and no breaker, and no provider health."""

@@ -135,7 +135,8 @@ def test_each_agents_tokens_and_cost_are_what_the_server_billed_it(side_by_side:
         assert sum(u for u in usd if u is not None) == pytest.approx(bill.usd, rel=1e-9)
         standing = next(s for s in report.agents.standings if s.agent == agent)  # type: ignore[union-attr]
         assert standing.mean_cost_usd == pytest.approx(bill.usd / 2, rel=1e-9)
-        assert standing.tokens_per_resolved == pytest.approx(bill.total / 2)
+        assert standing.tokens_per_resolved is not None
+        assert standing.tokens_per_resolved.value == pytest.approx(bill.total / 2)
 
 
 def test_nothing_lands_in_home_or_tmpdir_and_nothing_is_left_running(side_by_side: dict) -> None:
