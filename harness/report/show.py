@@ -5,6 +5,29 @@ from __future__ import annotations
 from harness.model.provider_text import item_faults_line
 from harness.model.story import ItemStory
 from harness.model.text import cost_text, efficiency_line, item_reasons, usage_line
+from scorers import ProviderFaults
+
+#: How much of a fault's message ``show`` prints (the final one's: the client's own words
+#: for why the run ended, which the user needs whole to fix it).
+FAULT_WORDS_CHARS = 100
+FINAL_FAULT_WORDS_CHARS = 240
+
+
+def fault_lines(faults: ProviderFaults | None) -> list[str]:
+    """One line per fault the agent recorded, the same fault repeated in a row said once
+    with its count (a client's retries of one request: six identical lines, once)."""
+    said: list[tuple[str, int]] = []
+    for f in faults.evidence if faults is not None else ():
+        status = "" if f.status is None else f"{f.status} "
+        limit = FAULT_WORDS_CHARS if f.retried else FINAL_FAULT_WORDS_CHARS
+        words = " ".join(f.message.split())[:limit]
+        done = "retried" if f.retried else "final"
+        line = f"    fault {f.session}: {status}{f.kind} ({done}): {words}"
+        if said and said[-1][0] == line:
+            said[-1] = (line, said[-1][1] + 1)
+        else:
+            said.append((line, 1))
+    return [line if n == 1 else f"{line} (×{n})" for line, n in said]
 
 
 def story_text(story: ItemStory) -> str:
@@ -26,12 +49,7 @@ def story_text(story: ItemStory) -> str:
         item_faults_line(result),
     )
     lines.extend(f"  {line}" for line in parts if line)
-    faults = facts.provider_faults
-    for f in faults.evidence if faults is not None else ():
-        status = "" if f.status is None else f"{f.status} "
-        said = f.message.replace("\n", " ")[:100]
-        done = "retried" if f.retried else "final"
-        lines.append(f"    fault {f.session}: {status}{f.kind} ({done}): {said}")
+    lines.extend(fault_lines(facts.provider_faults))
     if story.problem:
         lines.append(f"  (bundle not fully readable: {story.problem})")
     lines.append("answers (expected -> answered):")

@@ -298,3 +298,19 @@ def test_the_breaker_trips_at_the_first_fault_no_retry_gets_past() -> None:
         "past it"
     )
     assert not CircuitBreaker(0).record(unreachable())  # 0: never
+
+
+def test_show_says_a_repeated_fault_once_with_its_count() -> None:
+    """A client's retries of one request are one line with their count (show printed the
+    same "fault parent: unknown (retried)" line six times), and the final fault's words
+    are kept whole enough to act on."""
+    from harness.report.show import fault_lines
+
+    retried = ProviderFault("parent", "unknown", None, "retried:  unknown", True)
+    words = "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"
+    final = ProviderFault("parent", "unreachable", None, words, False)
+    faults = ProviderFaults(7, {"unknown": 6, "unreachable": 1}, (retried,) * 6 + (final,))
+    assert fault_lines(faults) == [
+        "    fault parent: unknown (retried): retried: unknown (×6)",
+        f"    fault parent: unreachable (final): {words}",
+    ]
