@@ -148,6 +148,8 @@ class RunConfig:
     max_provider_errors: int = DEFAULT_MAX_PROVIDER_ERRORS
     #: Variables set in every item's agent environment (``--agent-env``), per agent label.
     agent_env: tuple[tuple[str, str, str], ...] = ()
+    #: The run is a selftest (its report says so and leads with the selftest's verdict).
+    selftest: bool = False
 
     def validate(self) -> None:
         if self.trials < 1:

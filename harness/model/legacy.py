@@ -1,4 +1,7 @@
-"""Reading reports of earlier schema versions (2 to 8) as the current one (9).
+"""Reading reports of earlier schema versions (2 to 9) as the current one (10).
+
+Version 9 did not mark a selftest: one is known by the price table it was priced with (the
+scripted server's), and its rows' verdict, kept beside the report then, is not read back.
 
 Version 8 differs from 9 in its comparison only: it compared every cell (there was no
 ``--compare-shared-only``) and did not record how many cells the baseline scored.
@@ -38,6 +41,7 @@ from harness.model.comparison import (
     DEFAULT_COST_THRESHOLD,
     DEFAULT_THRESHOLD,
 )
+from harness.model.selftest import SCRIPTED_PRICES
 from scorers import SCORE_SCHEMA_VERSION, ItemScore
 from scorers.criteria import criterion_names
 
@@ -251,9 +255,14 @@ V8_OPTIONS = {"retries": 0, "retry_backoff_s": 0.0, "max_provider_errors": 0, "a
 
 
 def upgrade_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Run options of version 7 or earlier (a report's, or a run.json's) as version 8:
-    ``agents`` (their one agent, before version 7) and the retry settings."""
-    options = {**V8_OPTIONS, **options}
+    """Run options of version 9 or earlier (a report's, or a run.json's) as version 10:
+    ``agents`` (their one agent, before version 7), the retry settings, and whether the
+    run was a selftest."""
+    options = {
+        **V8_OPTIONS,
+        "selftest": options.get("prices_file") == SCRIPTED_PRICES,
+        **options,
+    }
     if "agents" in options:
         return options
     kind = options.get("agent_kind") or ""  # "" in reports older than the adapter seam
@@ -325,8 +334,13 @@ def upgrade_v8(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "comparison": comparison}
 
 
+def upgrade_v9(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 9 report as version 10: a selftest known by its prices, not judged."""
+    return {**data, "options": upgrade_options(data.get("options") or {}), "selftest": None}
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A version 2 to 8 report in the current shape (see the module docstring): each
+    """A version 2 to 9 report in the current shape (see the module docstring): each
     version's step to the next, in turn (versions 2 and 3 first become version 5)."""
     version = data.get("schema_version")
     if isinstance(version, int) and version in UPGRADES:
@@ -376,4 +390,11 @@ def _upgrade_v2_v3(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: Version -> its step to the next version.
-UPGRADES = {4: upgrade_v4, 5: upgrade_v5, 6: upgrade_v6, 7: upgrade_v7, 8: upgrade_v8}
+UPGRADES = {
+    4: upgrade_v4,
+    5: upgrade_v5,
+    6: upgrade_v6,
+    7: upgrade_v7,
+    8: upgrade_v8,
+    9: upgrade_v9,
+}

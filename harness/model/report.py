@@ -20,6 +20,7 @@ from harness.model.comparison import DEFAULT_COST_THRESHOLD, Comparison
 from harness.model.item import ItemResult
 from harness.model.provider import ProviderHealth
 from harness.model.record import Record
+from harness.model.selftest import SelftestVerdict
 from harness.model.summary import FailureGroup, FixtureSummary, ModelOverall
 from scorers.criteria import criterion_names
 
@@ -38,9 +39,11 @@ from scorers.criteria import criterion_names
 #: agents' own settings (``agent_env``), the run its ``provider`` health. 9: the
 #: comparison says whether it compared only the cells both runs ran (``shared_only``,
 #: ``--compare-shared-only``) and how many cells the baseline scored (``baseline_cells``).
-REPORT_SCHEMA_VERSION = 9
+#: 10: a selftest says so (``options.selftest``) and records its rows' verdict
+#: (``selftest``).
+REPORT_SCHEMA_VERSION = 10
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 
@@ -105,6 +108,9 @@ class RunOptions(Record):
     max_provider_errors: int = 0
     #: ``--agent-env``: the variables each agent (by label) was given, name -> value.
     agent_env: dict[str, dict[str, str]] | None = None
+    #: The run is a selftest: its models are behaviours the scripted model server plays,
+    #: its items are meant to fail where a script cheats, and its prices are play prices.
+    selftest: bool = False
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,9 @@ class RunReport(Record):
     agents: AgentsComparison | None = None
     #: What the provider did to the run (None: a report before version 8).
     provider: ProviderHealth | None = None
+    #: A selftest's verdict on each of its rows (None: not a selftest, or one that stopped
+    #: before its rows were judged).
+    selftest: SelftestVerdict | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).

@@ -300,6 +300,7 @@ def run_options(
         retry_backoff_s=config.retry_backoff_s,
         max_provider_errors=config.max_provider_errors,
         agent_env=_agent_env(config),
+        selftest=config.selftest,
     )
 
 

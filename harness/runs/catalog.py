@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import UsageError
+from harness.model.selftest import SCRIPTED_PRICES
 
 if TYPE_CHECKING:
     from harness.model.story import ItemStory
@@ -85,11 +86,24 @@ class RunInfo:
     #: Their tokens (the four billed fields), priced or not.
     tokens: int = 0
     unpriced: int = 0
+    #: The run is a selftest: its items' verdicts are checked against its scripts, so it
+    #: has no resolved rate, and its prices are play prices (``cost_usd`` stays None).
+    selftest: bool = False
+    #: A judged selftest's (rows that hold, rows); None: not judged (or not a selftest).
+    selftest_rows: tuple[int, int] | None = None
 
     @property
     def resolved_rate(self) -> float | None:
         """Resolved share of the scored items (errored items excluded); None without any."""
         return self.resolved / self.scored if self.scored else None
+
+    @property
+    def selftest_passed(self) -> bool | None:
+        """A judged selftest: every planned row ran and held (None: not judged)."""
+        if self.selftest_rows is None:
+            return None
+        holding, rows = self.selftest_rows
+        return rows > 0 and holding == rows and self.status == "complete"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +124,13 @@ class RunInfo:
             "cost_usd": self.cost_usd,
             "tokens": self.tokens,
             "unpriced_items": self.unpriced,
+            "selftest": None
+            if not self.selftest
+            else {
+                "rows": None if self.selftest_rows is None else self.selftest_rows[1],
+                "hold": None if self.selftest_rows is None else self.selftest_rows[0],
+                "passed": self.selftest_passed,
+            },
         }
 
 
@@ -193,6 +214,9 @@ def run_info(run_dir: Path) -> RunInfo | None:
     scored = [i for i in items if i.get("status") != "error"]
     trials = options.get("trials")
     usd, tokens, unpriced = total_cost(items)
+    selftest = bool(options.get("selftest")) or options.get("prices_file") == SCRIPTED_PRICES
+    if selftest:  # play prices: no money
+        usd, unpriced = None, 0
     return RunInfo(
         run_id=str((report or run or {}).get("run_id") or run_dir.name),
         path=run_dir,
@@ -210,7 +234,28 @@ def run_info(run_dir: Path) -> RunInfo | None:
         cost_usd=usd,
         tokens=tokens,
         unpriced=unpriced,
+        selftest=selftest,
+        selftest_rows=_selftest_rows(run_dir, report) if selftest else None,
     )
+
+
+#: Where a selftest kept its outcome before its report recorded it (schema 9 and earlier):
+#: ``{"rows": N, "hold": N, "ok": bool}``.
+OLD_SELFTEST_FILE = "selftest.json"
+
+
+def _selftest_rows(run_dir: Path, report: dict[str, Any] | None) -> tuple[int, int] | None:
+    """(rows that hold, rows) of a judged selftest, from its report (or what a selftest
+    kept beside it before reports recorded it); None when not judged."""
+    verdict = (report or {}).get("selftest")
+    if isinstance(verdict, dict) and isinstance(verdict.get("rows"), list):
+        rows = [r for r in verdict["rows"] if isinstance(r, dict)]
+        return sum(1 for r in rows if not r.get("failed")), len(rows)
+    old = _read_json(run_dir / OLD_SELFTEST_FILE) or {}
+    hold, count = old.get("hold"), old.get("rows")
+    if isinstance(hold, int) and isinstance(count, int):
+        return hold, count
+    return None
 
 
 def _baseline_id(baseline: object) -> str | None:

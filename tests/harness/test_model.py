@@ -260,6 +260,20 @@ def test_version_8_reads_as_a_comparison_of_every_cell() -> None:
     assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
 
 
+def test_version_9_reads_a_selftest_as_one_not_judged() -> None:
+    """Before reports marked selftests: one is known by the prices it was priced with (the
+    scripted server's), and its rows' verdict (kept beside the report then) is not read;
+    another run is not a selftest."""
+    report = load_report(REPORTS / "v9.json")
+    jsonschema.validate(report.to_dict(), report_schema())
+    assert report.schema_version == REPORT_SCHEMA_VERSION
+    assert report.options.selftest is True and report.selftest is None
+    assert [i.model for i in report.items] == ["scripted/honest", "scripted/no-spawn"]
+    assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+    v8 = load_report(REPORTS / "v8.json")
+    assert v8.options.selftest is False and v8.selftest is None
+
+
 def test_version_7_reads_with_one_attempt_per_item_and_no_faults_recorded() -> None:
     """Before provider faults: every item ran once and recorded no faults (not "none"), the
     run had no retries and no breaker, and no provider health."""
