@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from harness.agents import adapter_class
 from harness.agents.base import AgentAdapter
-from harness.errors import HarnessError, UsageError
+from harness.errors import HarnessError, UsageError, did_you_mean
 from harness.fixtures import load_fixture
 from harness.fixtures.lookup import expand_fixture_names, fixture_roots
 from harness.item.scoring import manifest_dict
@@ -297,6 +297,7 @@ def run_selftest(
         raise UsageError(
             f"--script {unknown[0]}: not a script of "
             + " and ".join(a.label() for a in agents)
+            + did_you_mean(unknown[0], shared)
             + f" (scripts: {', '.join(shared)})"
         )
     for agent in agents:  # rows of "agent could not start" tell nothing a line would not

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UsageError
+from harness.errors import UsageError, did_you_mean
 
 if TYPE_CHECKING:  # the registry itself stays cheap: the CLI reads it at start-up
     from harness.agents.base import AgentAdapter
@@ -65,12 +65,16 @@ LEGACY_AGENT_KIND = "prime-agent"
 DEFAULT_AGENT = "prime-agent"
 
 
-def adapter_class(name: str) -> type[AgentAdapter]:
+def adapter_class(name: str, where: str = "--agent") -> type[AgentAdapter]:
+    """The adapter of agent ``name``; an unknown name is refused as a value of ``where``
+    (the option or argument that gave it)."""
     try:
         module_name, _, attr = REGISTRY[name].target.partition(":")
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
-        raise UsageError(f"--agent: unknown agent {name!r} (known: {known})") from None
+        raise UsageError(
+            f"{where}: unknown agent {name!r}{did_you_mean(name, REGISTRY)} (known: {known})"
+        ) from None
     from harness.agents.base import AgentAdapter
 
     cls = getattr(importlib.import_module(module_name), attr)
