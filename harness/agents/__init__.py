@@ -26,6 +26,9 @@ class AgentEntry:
     summary: str
     #: Whether ``selftest`` can check it (it talks to a model the scripted server can be).
     selftest: bool = True
+    #: The variable naming its binary, when ``agents install`` gets its pinned client
+    #: (None: the harness cannot install it).
+    install_var: str | None = None
 
 
 #: Adding an agent: one package under harness/agents/, one entry here (the README's agents
@@ -39,17 +42,20 @@ REGISTRY: dict[str, AgentEntry] = {
         "harness.agents.claude_code:ClaudeCodeAdapter",
         "Anthropic's Claude Code client, headless (`agents install claude-code` gets the "
         "pinned one)",
+        install_var="CLAUDE_CODE_BIN",
     ),
     "opencode": AgentEntry(
         "harness.agents.opencode:OpenCodeAdapter",
         "the opencode client, headless (`agents install opencode` gets the pinned one); "
         "its provider is the Anthropic Messages API at ANTHROPIC_BASE_URL",
+        install_var="OPENCODE_BIN",
     ),
     "codex": AgentEntry(
         "harness.agents.codex:CodexAdapter",
         "OpenAI's Codex CLI, headless (`agents install codex` gets the pinned one); its "
         "provider is the Responses API at OPENAI_BASE_URL; codex:v2 for the second "
         "multi-agent protocol",
+        install_var="CODEX_BIN",
     ),
     "sim": AgentEntry(
         "harness.agents.sim:SimAdapter",
