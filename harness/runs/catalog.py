@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.errors import UsageError
+from harness.errors import BundleError, UsageError
 from harness.model.selftest import SCRIPTED_PRICES
 
 if TYPE_CHECKING:
@@ -308,5 +308,29 @@ def find_story(target: str, run: str | Path, runs_dir: Path) -> ItemStory:
         return load_story(path)
     run_dir = report_path(resolve_run(run, runs_dir)).parent
     report = load_report(run_dir)
-    result = find_item(run_dir, target, report.items)
+    try:
+        result = find_item(run_dir, target, report.items)
+    except BundleError as exc:
+        elsewhere = _runs_with_item(target, runs_dir, run_dir)
+        if not elsewhere:
+            raise
+        more = f" (and {len(elsewhere) - 1} older runs)" if len(elsewhere) > 1 else ""
+        raise BundleError(
+            f"{exc}; it is an item of run {elsewhere[0].name}{more}: "
+            f"show {target} --run {elsewhere[0]}"
+        ) from None
     return load_story(item_dir_of(run_dir, result), result)
+
+
+def _runs_with_item(key: str, runs_dir: Path, looked_in: Path) -> list[Path]:
+    """The run dirs under ``runs_dir`` (but ``looked_in``) whose report has item ``key``,
+    newest first."""
+    found = []
+    for info in reversed(list_runs(runs_dir)):
+        if info.path.resolve() == looked_in.resolve():
+            continue
+        report = _read_json(info.path / REPORT_FILE) or {}
+        items = report.get("items") or []
+        if any(isinstance(i, dict) and i.get("key") == key for i in items):
+            found.append(info.path)
+    return found
