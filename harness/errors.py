@@ -6,6 +6,7 @@ import contextlib
 import errno
 import os
 import sys
+from collections.abc import Iterable
 from typing import NoReturn
 
 #: Documented exit codes (README, ``--help``).
@@ -25,6 +26,15 @@ class HarnessError(Exception):
 
 class UsageError(HarnessError):
     """Bad options or configuration (e.g. ``harness.yaml``)."""
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``; did you mean X?`` when one of ``known`` is close to a mistyped ``word``, else
+    "" (said right after the word, before the list of what is known)."""
+    import difflib  # only a mistyped name needs it
+
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 class FixtureError(HarnessError):

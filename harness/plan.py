@@ -148,8 +148,9 @@ class RunConfig:
     max_provider_errors: int = DEFAULT_MAX_PROVIDER_ERRORS
     #: Variables set in every item's agent environment (``--agent-env``), per agent label.
     agent_env: tuple[tuple[str, str, str], ...] = ()
-    #: A ``selftest``'s run (scripted models at play prices): marked in run.json, so that it
-    #: is never the ``latest`` a comparison picks, even when cut off before its outcome.
+    #: The run is a selftest (scripted models at play prices): its options say so from its
+    #: start (run.json too), its report leads with the selftest's verdict, and it is never
+    #: the ``latest`` a comparison picks, even when cut off before its outcome.
     selftest: bool = False
 
     def validate(self) -> None:

@@ -17,17 +17,24 @@ import shutil
 import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from harness.agents import adapter_class
 from harness.agents.base import AgentAdapter
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError, did_you_mean
 from harness.fixtures import load_fixture
 from harness.fixtures.lookup import expand_fixture_names, fixture_roots
 from harness.item.scoring import manifest_dict
 from harness.model.item import ItemStatus
+from harness.model.report import RunReport
+from harness.model.selftest import (
+    SCRIPTED_PRICES,
+    SelftestCheck,
+    SelftestRowVerdict,
+    SelftestVerdict,
+)
 from harness.plan import RunConfig
 from harness.pricing import PriceTable
 from harness.report.progress import Progress
@@ -125,6 +132,8 @@ class SelftestRow:
     faults: int = 0
     faults_served: int = 0
     attempts: int = 1
+    #: The item's key in the run.
+    key: str = ""
 
     @property
     def verdict_ok(self) -> bool:
@@ -159,6 +168,37 @@ class SelftestRow:
     def ok(self) -> bool:
         return self.verdict_ok and self.tokens_ok and self.cost_ok and self.faults_ok
 
+    def verdict(self) -> SelftestRowVerdict:
+        """The row as the report keeps it: what did not hold, in words; a price only as a
+        figure of play prices, never as money."""
+        expected = _verdict(self.case.expected_status, self.case.expected_failing)
+        actual = _actual(self)
+        failed: list[SelftestCheck] = []
+        why: list[str] = []
+        if not self.verdict_ok:
+            failed.append("verdict")
+            why.append(f"verdict: expected {expected}, got {actual}")
+        if not self.tokens_ok:
+            failed.append("tokens")
+            why.append(f"tokens: {self.tokens} counted, {self.billed} billed")
+        if not self.cost_ok:
+            failed.append("cost")
+            priced = "unpriced" if self.cost_usd is None else f"{self.cost_usd:.6f}"
+            why.append(f"cost at play prices: {priced} priced, {self.billed_usd:.6f} billed")
+        if not self.faults_ok:
+            failed.append("faults")
+            why.append(f"faults: {self.faults} counted, {self.faults_served} served")
+        return SelftestRowVerdict(
+            key=self.key,
+            agent=self.agent,
+            fixture=self.fixture,
+            script=self.case.script,
+            expected=expected,
+            actual=actual,
+            failed=tuple(failed),
+            why=tuple(why),
+        )
+
 
 @dataclass(frozen=True)
 class SelftestOutcome:
@@ -168,10 +208,12 @@ class SelftestOutcome:
     agents: tuple[str, ...] = ()
     #: What each agent's binary said to ``--version`` (None: a stand-in), in that order.
     versions: tuple[str | None, ...] = ()
+    #: Rows planned that never ran (the run was interrupted): a selftest of them fails.
+    not_run: int = 0
 
     @property
     def ok(self) -> bool:
-        return bool(self.rows) and all(r.ok for r in self.rows)
+        return bool(self.rows) and all(r.ok for r in self.rows) and not self.not_run
 
 
 def fixture_manifests(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> list[dict[str, Any]]:
@@ -255,6 +297,7 @@ def run_selftest(
         raise UsageError(
             f"--script {unknown[0]}: not a script of "
             + " and ".join(a.label() for a in agents)
+            + did_you_mean(unknown[0], shared)
             + f" (scripts: {', '.join(shared)})"
         )
     for agent in agents:  # rows of "agent could not start" tell nothing a line would not
@@ -264,8 +307,7 @@ def run_selftest(
     # Each script is a model the server charges for at its own prices; the agent may name it
     # with or without the provider (the table's lookup tries both).
     prices = PriceTable.from_mapping(
-        {script: dict(server.prices_per_mtok) for script in scripts},
-        "the scripted server's prices",
+        {script: dict(server.prices_per_mtok) for script in scripts}, SCRIPTED_PRICES
     )
     home = Path(tempfile.mkdtemp(prefix="swh-selftest-home-"))
     try:
@@ -320,31 +362,32 @@ def run_selftest(
                     script, None if one_fixture else item.fixture, api
                 ),
                 attempts=item.attempts,
+                key=item.key,
             )
         )
     labels = [a.label() for a in agents]
     rows.sort(key=lambda r: (r.fixture, labels.index(r.agent), scripts.index(r.case.script)))
     said = {a.agent: a.version for a in outcome.report.options.agents}
     versions = tuple(said.get(label) for label in labels)
-    result = SelftestOutcome(tuple(rows), outcome.run_dir, tuple(labels), versions)
-    record_outcome(result, runs_dir)
+    result = SelftestOutcome(
+        tuple(rows), outcome.run_dir, tuple(labels), versions, len(outcome.report.not_started)
+    )
+    record_outcome(result, outcome.report, runs_dir)
     return result
 
 
-def record_outcome(outcome: SelftestOutcome, runs_dir: Path) -> None:
-    """Keep the outcome in the run directory, and write the runs index again with it (the
-    run wrote it before its rows were judged)."""
-    from harness.files import write_json_atomic
-    from harness.runs.catalog import SELFTEST_FILE
+def record_outcome(outcome: SelftestOutcome, report: RunReport, runs_dir: Path) -> None:
+    """Write the run's report again with the rows' verdict in it (the run wrote it before
+    they were judged), then the runs index."""
+    from harness.report.write import write_report
     from harness.runs.index import write_index
 
-    holding = sum(1 for r in outcome.rows if r.ok)
-    data = {"rows": len(outcome.rows), "hold": holding, "ok": outcome.ok}
+    verdict = SelftestVerdict(tuple(row.verdict() for row in outcome.rows))
     try:
-        write_json_atomic(outcome.run_dir / SELFTEST_FILE, data)
+        write_report(outcome.run_dir, replace(report, selftest=verdict))
         write_index(runs_dir)
-    except OSError as exc:  # the table is printed whatever happens to the index
-        warnings.warn(f"{runs_dir}/index.html not written again: {exc}", stacklevel=2)
+    except (OSError, HarnessError) as exc:  # the table is printed whatever happens
+        warnings.warn(f"{outcome.run_dir}: the selftest's verdict not kept: {exc}", stacklevel=2)
 
 
 def render_table(outcome: SelftestOutcome) -> str:
@@ -362,7 +405,7 @@ def render_table(outcome: SelftestOutcome) -> str:
         expected = _verdict(r.case.expected_status, r.case.expected_failing)
         if r.case.may_fail:
             expected += " [+" + ", ".join(r.case.may_fail) + "?]"
-        actual = r.error if r.status == "error" and r.error else _verdict(r.status, r.failing)
+        actual = _actual(r)
         body.append(
             (
                 *((r.agent,) if several else ()),
@@ -442,3 +485,8 @@ def _faults(row: SelftestRow) -> str:
 
 def _verdict(status: str, failing: tuple[str, ...]) -> str:
     return f"{status} ({', '.join(failing)})" if failing else status
+
+
+def _actual(row: SelftestRow) -> str:
+    """The verdict the harness reached: an error's cause, else the status and failures."""
+    return row.error if row.status == "error" and row.error else _verdict(row.status, row.failing)

@@ -143,17 +143,16 @@ def parse_behaviours(spec: str) -> Behaviours:
         seen.add(name)
         if name in VALUED:
             fields[name] = _behaviour_number(name, value, has_value == "=")
+        elif name not in PLANS and name not in FLAGS:
+            raise SimUsageError(_unknown_behaviour(name))
         elif has_value:
             raise SimUsageError(f"behaviour {name!r} takes no value")
         elif name in PLANS:
             if plan is not None:
                 raise SimUsageError(f"behaviours {plan!r} and {name!r} cannot be combined")
             plan = name
-        elif name in FLAGS:
-            fields[name.replace("-", "_")] = True
         else:
-            known = ", ".join((*PLANS, *FLAGS, "slow=SECONDS", "flaky=P", "throttled=P"))
-            raise SimUsageError(f"unknown behaviour {name!r} (known: {known})")
+            fields[name.replace("-", "_")] = True
     plan = plan or "honest"
     modifiers = seen - set(PLANS)
     if "hang" in modifiers and "crash" in modifiers:
@@ -166,6 +165,16 @@ def parse_behaviours(spec: str) -> Behaviours:
     if plan in CHILDLESS_PLANS and "detached-grandchild" in modifiers:
         raise SimUsageError(f"'detached-grandchild' needs a child process; {plan!r} starts none")
     return Behaviours(plan=plan, **fields)  # type: ignore[arg-type]
+
+
+def _unknown_behaviour(name: str) -> str:
+    """``unknown behaviour 'flakey'; did you mean flaky? (known: ...)``."""
+    import difflib  # only a mistyped name needs it: the sim's start-up stays lean
+
+    close = difflib.get_close_matches(name, (*PLANS, *FLAGS, *VALUED), n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    known = ", ".join((*PLANS, *FLAGS, "slow=SECONDS", "flaky=P", "throttled=P"))
+    return f"unknown behaviour {name!r}{hint} (known: {known})"
 
 
 def _entries(spec: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UsageError
+from harness.errors import UsageError, did_you_mean
 
 if TYPE_CHECKING:  # the registry itself stays cheap: the CLI reads it at start-up
     from harness.agents.base import AgentAdapter
@@ -26,6 +26,9 @@ class AgentEntry:
     summary: str
     #: Whether ``selftest`` can check it (it talks to a model the scripted server can be).
     selftest: bool = True
+    #: The variable naming its binary, when ``agents install`` gets its pinned client
+    #: (None: the harness cannot install it).
+    install_var: str | None = None
 
 
 #: Adding an agent: one package under harness/agents/, one entry here (the README's agents
@@ -39,17 +42,20 @@ REGISTRY: dict[str, AgentEntry] = {
         "harness.agents.claude_code:ClaudeCodeAdapter",
         "Anthropic's Claude Code client, headless (`agents install claude-code` gets the "
         "pinned one)",
+        install_var="CLAUDE_CODE_BIN",
     ),
     "opencode": AgentEntry(
         "harness.agents.opencode:OpenCodeAdapter",
         "the opencode client, headless (`agents install opencode` gets the pinned one); "
         "its provider is the Anthropic Messages API at ANTHROPIC_BASE_URL",
+        install_var="OPENCODE_BIN",
     ),
     "codex": AgentEntry(
         "harness.agents.codex:CodexAdapter",
         "OpenAI's Codex CLI, headless (`agents install codex` gets the pinned one); its "
         "provider is the Responses API at OPENAI_BASE_URL; codex:v2 for the second "
         "multi-agent protocol",
+        install_var="CODEX_BIN",
     ),
     "sim": AgentEntry(
         "harness.agents.sim:SimAdapter",
@@ -65,12 +71,16 @@ LEGACY_AGENT_KIND = "prime-agent"
 DEFAULT_AGENT = "prime-agent"
 
 
-def adapter_class(name: str) -> type[AgentAdapter]:
+def adapter_class(name: str, where: str = "--agent") -> type[AgentAdapter]:
+    """The adapter of agent ``name``; an unknown name is refused as a value of ``where``
+    (the option or argument that gave it)."""
     try:
         module_name, _, attr = REGISTRY[name].target.partition(":")
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
-        raise UsageError(f"--agent: unknown agent {name!r} (known: {known})") from None
+        raise UsageError(
+            f"{where}: unknown agent {name!r}{did_you_mean(name, REGISTRY)} (known: {known})"
+        ) from None
     from harness.agents.base import AgentAdapter
 
     cls = getattr(importlib.import_module(module_name), attr)

@@ -78,7 +78,21 @@ def list_cmd(as_json: bool) -> None:
             click.echo(f"  --agent-env {setting}=...: {what}")
 
 
-@agents_group.command("install")
+def _install_help() -> str:
+    """``agents install``'s help, naming the agents it installs and their variables (from
+    the registry, so a new installable agent is named without an edit here)."""
+    from harness.agents import REGISTRY
+
+    named = {name: e.install_var for name, e in REGISTRY.items() if e.install_var}
+    return (
+        f"Install the pinned client of agent NAME ({', '.join(named)}) and print its "
+        "executable's path (give it as --agent-bin, or set its variable: "
+        f"{', '.join(v for v in named.values() if v)}). Reuses an install of the pinned "
+        "version; progress goes to stderr."
+    )
+
+
+@agents_group.command("install", help=_install_help())
 @click.argument("name")
 @option(
     "--dir",
@@ -90,11 +104,8 @@ def list_cmd(as_json: bool) -> None:
 )
 @translate_errors
 def install_cmd(name: str, target: Path | None) -> None:
-    """Install the pinned client of agent NAME (claude-code, opencode) and print its
-    executable's path (give it as --agent-bin, or set its variable: CLAUDE_CODE_BIN,
-    OPENCODE_BIN). Reuses an install of the pinned version; progress goes to stderr."""
     from harness.agents import adapter_class
 
-    cls = adapter_class(name)
+    cls = adapter_class(name, "agents install")
     path = cls.install(target, lambda line: click.echo(line, err=True))
     click.echo(str(path))

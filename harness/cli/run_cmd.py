@@ -373,7 +373,11 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
             if reasons:
                 click.echo("gate fails: " + "; ".join(reasons), err=True)
     else:
-        click.echo(summary_text(report, outcome.run_dir, outcome.exit_code))
+        from harness.report.html import HTML_FILE
+
+        page = outcome.run_dir / HTML_FILE
+        pages = (page,) if page.is_file() else ()  # the page is a view: it may have failed
+        click.echo(summary_text(report, outcome.run_dir, outcome.exit_code, pages))
     sys.exit(outcome.exit_code)
 
 

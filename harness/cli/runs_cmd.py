@@ -11,6 +11,7 @@ from harness.cli.errors import translate_errors
 from harness.cli.options import option
 from harness.cli.params import runs_dir_option
 from harness.errors import UsageError
+from harness.runs.catalog import RunInfo, list_runs
 
 
 @click.group("runs")
@@ -37,9 +38,9 @@ def runs_group() -> None:
 )
 @translate_errors
 def list_cmd(runs_dir: Path, as_json: bool, as_html: bool, wide: bool) -> None:
-    """List the runs under --runs-dir, oldest first: status complete, interrupted or running."""
-    from harness.runs.catalog import list_runs
-
+    """List the runs under --runs-dir, oldest first: status complete, interrupted or running.
+    Selftests are listed apart, after the evaluations: the rows of each that hold, and
+    whether it passed."""
     runs = list_runs(runs_dir)
     if as_html:
         from harness.runs.index import write_index
@@ -53,42 +54,66 @@ def list_cmd(runs_dir: Path, as_json: bool, as_html: bool, wide: bool) -> None:
     if not runs:
         click.echo(f"no runs under {runs_dir}")
         return
+    evals = [r for r in runs if not r.selftest]
+    selftests = [r for r in runs if r.selftest]
+    if evals:
+        _echo_table([_eval_row(r) for r in evals], EVAL_HEADER, wide)
+    if selftests:  # apart: theirs is no rate, and their prices are play prices
+        if evals:
+            click.echo("")
+        click.echo("selftests: each passes when every row holds (its prices are play prices)")
+        _echo_table([_selftest_row(r) for r in selftests], SELFTEST_HEADER, wide)
+
+
+EVAL_HEADER = (
+    "run", "date", "agent", "fixtures", "models", "trials", "resolved", "cost", "tokens",
+    "status",
+)  # fmt: skip
+SELFTEST_HEADER = ("run", "date", "agent", "fixtures", "rows hold", "verdict", "tokens", "status")
+
+
+def _eval_row(r: RunInfo) -> tuple[str, ...]:
     from harness.model.text import format_usd
 
-    header = (
-        "run",
-        "date",
-        "agent",
-        "fixtures",
-        "models",
-        "trials",
-        "resolved",
-        "cost",
-        "tokens",
-        "status",
+    rate = "n/a" if r.resolved_rate is None else f"{100 * r.resolved_rate:.0f}%"
+    return (
+        r.run_id,
+        r.created_at[:19].replace("T", " "),
+        r.agent,
+        ",".join(r.fixtures),
+        ",".join(r.models),
+        "" if r.trials is None else str(r.trials),
+        f"{r.resolved}/{r.scored} {rate}",
+        f"n/a ({r.unpriced} unpriced)" if r.unpriced else format_usd(r.cost_usd),
+        f"{r.tokens:,}",
+        r.status,
     )
-    rows: list[tuple[str, ...]] = [header]
-    for r in runs:
-        rate = "n/a" if r.resolved_rate is None else f"{100 * r.resolved_rate:.0f}%"
-        rows.append(
-            (
-                r.run_id,
-                r.created_at[:19].replace("T", " "),
-                r.agent,
-                ",".join(r.fixtures),
-                ",".join(r.models),
-                "" if r.trials is None else str(r.trials),
-                f"{r.resolved}/{r.scored} {rate}",
-                f"n/a ({r.unpriced} unpriced)" if r.unpriced else format_usd(r.cost_usd),
-                f"{r.tokens:,}",
-                r.status,
-            )
-        )
-    if not wide:  # one run a line within 100 columns: the run id already says when
-        rows = [_narrow(row, first=index == 0) for index, row in enumerate(rows)]
+
+
+def _selftest_row(r: RunInfo) -> tuple[str, ...]:
+    """A selftest: its rows that hold and its verdict, never a rate or a cost."""
+    passed = r.selftest_passed
+    holding, rows = r.selftest_rows or (0, 0)
+    return (
+        r.run_id,
+        r.created_at[:19].replace("T", " "),
+        r.agent,
+        ",".join(r.fixtures),
+        "" if r.selftest_rows is None else f"{holding}/{rows}",
+        "not judged" if passed is None else "ok" if passed else "FAIL",
+        f"{r.tokens:,}",
+        r.status,
+    )
+
+
+def _echo_table(rows: list[tuple[str, ...]], header: tuple[str, ...], wide: bool) -> None:
+    """A table of runs; without ``wide``, one run a line within 100 columns."""
+    table = [header, *rows]
+    if not wide:  # the run id already says when
+        table = [_narrow(row, header, first=index == 0) for index, row in enumerate(table)]
     gap = "  " if wide else " "
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
         click.echo(gap.join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
 
@@ -121,14 +146,18 @@ def _tokens(cell: str) -> str:
     return f"{count / 1e6:.1f}M"
 
 
-def _narrow(row: tuple[str, ...], first: bool) -> tuple[str, ...]:
+def _narrow(row: tuple[str, ...], header: tuple[str, ...], first: bool) -> tuple[str, ...]:
     """The row without its date and trials, names and tokens shortened, an unpriced cost
     said in a word."""
-    run, _, agent, fixtures, models, _, resolved, cost, tokens, status = row
-    if first:
-        return (run, agent, fixtures, models, resolved, cost, tokens, status)
-    cost = "unpriced" if cost.startswith("n/a") else cost
-    return (run, agent, _names(fixtures), _names(models), resolved, cost, _tokens(tokens), status)
+    cells = dict(zip(header, row, strict=True))
+    if not first:
+        for names in ("fixtures", "models"):
+            if names in cells:
+                cells[names] = _names(cells[names])
+        cells["tokens"] = _tokens(cells["tokens"])
+        if "cost" in cells and cells["cost"].startswith("n/a"):
+            cells["cost"] = "unpriced"
+    return tuple(cell for name, cell in cells.items() if name not in ("date", "trials"))
 
 
 @runs_group.command("prune")

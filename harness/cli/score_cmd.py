@@ -58,7 +58,10 @@ def score_cmd(
         from harness.export.rescore import score_trajectory
 
         roots = fixture_roots(fixtures_dir)
-        click.echo(json.dumps(score_trajectory(trajectory, fixture, roots), indent=2))
+        verdict = score_trajectory(trajectory, fixture, roots)
+        if "note" in verdict:  # said where a reader of the terminal sees it, too
+            click.echo(f"note: {verdict['note']}", err=True)
+        click.echo(json.dumps(verdict, indent=2))
         return
     from harness.item.scoring import rescore_item
     from harness.pricing import PriceTable

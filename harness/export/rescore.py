@@ -1,7 +1,9 @@
 """``score --trajectory``: the rubric's verdict on an ATIF trajectory, per criterion.
 
 The trajectory is read by :mod:`scorers.atif` into the same evidence the on-disk bundles
-give and judged by the same rules. A criterion the trajectory cannot support is reported
+give and judged by the same rules. One of ours says how the run counted its item
+(``as_run``), and when that was an infrastructure error, a ``note`` says so: the run left it
+out of its rates, whatever the rules say of the trajectory. A criterion the trajectory cannot support is reported
 ``unscorable`` with why, never passed or failed on a guess; the item is resolved only when
 every criterion passed.
 """
@@ -67,6 +69,16 @@ def score_trajectory(path: Path, fixture: str | None, roots: Sequence[Path]) -> 
         "subagents": len(read.evidence.child_sessions),
         "tokens": score.usage.total.total if score.usage is not None else None,
     }
+    status, error = ours.get("status"), ours.get("error")
+    if isinstance(status, str):
+        out["as_run"] = {"status": status, "error": error if isinstance(error, str) else None}
+    if status == "error":
+        out["note"] = (
+            "the run counted this item as an infrastructure error"
+            + (f" ({error})" if isinstance(error, str) and error else "")
+            + ", not the agent's doing: its rates left it out; the verdicts here judge "
+            "the trajectory alone"
+        )
     if read.exported:
         out["as_exported"] = {
             name: criteria.get(name, {}).get("verdict") == ("pass" if passed else "fail")

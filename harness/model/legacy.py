@@ -1,4 +1,8 @@
-"""Reading reports of earlier schema versions (2 to 9) as the current one (10).
+"""Reading reports of earlier schema versions (2 to 10) as the current one (11).
+
+Version 10 (and every earlier one) did not mark a selftest: one is known by the price table
+it was priced with (the scripted server's), and its rows' verdict, kept beside the report
+then, is not read back.
 
 Version 9 differs from 10 in its agents' standings: their cost and tokens per resolved item
 were bare numbers, read as figures without an interval (``method`` ``not-recorded``). Its
@@ -42,6 +46,7 @@ from harness.model.comparison import (
     DEFAULT_COST_THRESHOLD,
     DEFAULT_THRESHOLD,
 )
+from harness.model.selftest import SCRIPTED_PRICES
 from scorers import SCORE_SCHEMA_VERSION, ItemScore
 from scorers.criteria import criterion_names
 
@@ -255,9 +260,14 @@ V8_OPTIONS = {"retries": 0, "retry_backoff_s": 0.0, "max_provider_errors": 0, "a
 
 
 def upgrade_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Run options of version 7 or earlier (a report's, or a run.json's) as version 8:
-    ``agents`` (their one agent, before version 7) and the retry settings."""
-    options = {**V8_OPTIONS, **options}
+    """Run options of version 10 or earlier (a report's, or a run.json's) as version 11:
+    ``agents`` (their one agent, before version 7), the retry settings, and whether the
+    run was a selftest."""
+    options = {
+        **V8_OPTIONS,
+        "selftest": options.get("prices_file") == SCRIPTED_PRICES,
+        **options,
+    }
     if "agents" in options:
         return options
     kind = options.get("agent_kind") or ""  # "" in reports older than the adapter seam
@@ -374,6 +384,11 @@ def upgrade_v9(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "agents": {**agents, "standings": standings}}
 
 
+def upgrade_v10(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 10 report as version 11: a selftest known by its prices, not judged."""
+    return {**data, "options": upgrade_options(data.get("options") or {}), "selftest": None}
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
     """A version 2 to 9 report in the current shape (see the module docstring): each
     version's step to the next, in turn (versions 2 and 3 first become version 5)."""
@@ -432,4 +447,5 @@ UPGRADES = {
     7: upgrade_v7,
     8: upgrade_v8,
     9: upgrade_v9,
+    10: upgrade_v10,
 }

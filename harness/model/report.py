@@ -20,6 +20,7 @@ from harness.model.comparison import DEFAULT_COST_THRESHOLD, Comparison
 from harness.model.item import ItemResult
 from harness.model.provider import ProviderHealth
 from harness.model.record import Record
+from harness.model.selftest import SelftestVerdict
 from harness.model.summary import FailureGroup, FixtureSummary, ModelOverall
 from scorers.criteria import criterion_names
 
@@ -41,9 +42,11 @@ from scorers.criteria import criterion_names
 #: 10: the cost per resolved item's interval is MOVER's (``mover-log-wilson``, always
 #: bounded), and the agents' standings carry it too (``cost_per_resolved_usd`` and
 #: ``tokens_per_resolved`` are ``per_resolved`` objects, no longer bare numbers).
-REPORT_SCHEMA_VERSION = 10
+#: 11: a selftest says so (``options.selftest``) and records its rows' verdict
+#: (``selftest``).
+REPORT_SCHEMA_VERSION = 11
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 
@@ -108,6 +111,9 @@ class RunOptions(Record):
     max_provider_errors: int = 0
     #: ``--agent-env``: the variables each agent (by label) was given, name -> value.
     agent_env: dict[str, dict[str, str]] | None = None
+    #: The run is a selftest: its models are behaviours the scripted model server plays,
+    #: its items are meant to fail where a script cheats, and its prices are play prices.
+    selftest: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,9 @@ class RunReport(Record):
     agents: AgentsComparison | None = None
     #: What the provider did to the run (None: a report before version 8).
     provider: ProviderHealth | None = None
+    #: A selftest's verdict on each of its rows (None: not a selftest, or one that stopped
+    #: before its rows were judged).
+    selftest: SelftestVerdict | None = None
     schema_version: int = REPORT_SCHEMA_VERSION
 
     #: Written beside the fields for readers of the JSON (see harness.model.schema).

@@ -386,23 +386,31 @@ def cost_comparison_line(cost: CostComparison, against: str = "the baseline's") 
 
 
 def cost_text(item: ItemResult) -> str | None:
-    """An item's cost and where its prices came from (None: not priced)."""
+    """An item's cost in one line: the harness's price and where its prices came from,
+    else the price the agent reported for itself, else why it is unknown (None: neither
+    priced nor reported)."""
     c = item.cost
-    if c is None:
-        return None
-    if c.usd is None:
-        return f"cost: unknown: no price known for {', '.join(c.unpriced)}"
+    usage = item.score.usage
+    own = usage.agent_reported_cost_usd if usage is not None else None
+    own_text = None if own is None else f"{format_usd(own)}, the agent's own price"
+    if c is None or c.usd is None:
+        if own_text is not None:
+            why = f" (no price known to the harness for {', '.join(c.unpriced)})" if c else ""
+            return f"cost: {own_text}{why}"
+        return None if c is None else f"cost: unknown: no price known for {', '.join(c.unpriced)}"
     text = f"cost: {format_usd(c.usd)}" + ("" if c.complete else " (lower bound)")
     return (
         text
         + (f" [{'; '.join(c.detail)}]" if c.detail else "")
         + (f" ({c.note})" if c.note else "")
+        # The agent's own figure beside the harness's only where it tells something more.
+        + ("" if own is None or format_usd(own) == format_usd(c.usd) else f"; {own_text}")
     )
 
 
 def usage_line(score: ItemScore) -> str | None:
     """What an item used, in one line: the four billed fields, parent and children where the
-    agent splits them, the agent's own price, and whether it is the whole bill."""
+    agent splits them, and whether it is the whole bill (its price is :func:`cost_text`'s)."""
     usage = score.usage
     if usage is None:
         return None
@@ -413,8 +421,6 @@ def usage_line(score: ItemScore) -> str | None:
     ]
     if usage.parent is not None and usage.children is not None:
         parts.append(f"parent {usage.parent.total:,}, children {usage.children.total:,}")
-    if usage.agent_reported_cost_usd is not None:
-        parts.append(f"the agent's own price ${usage.agent_reported_cost_usd:.4f}")
     parts.append("complete" if usage.complete else "LOWER BOUND: " + "; ".join(usage.gaps))
     return "usage: " + "; ".join(parts) + f" [{usage.source}]"
 

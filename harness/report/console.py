@@ -6,11 +6,12 @@ not repeated here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.model.comparison import fail_on_parts, not_run
 from harness.model.provider_text import health_line
-from harness.model.report import RunReport
+from harness.model.report import REPORT_FILE, RunReport
 from harness.model.text import (
     agents_lines,
     baseline_label,
@@ -33,7 +34,12 @@ from scorers.criteria import criterion_names
 TRIAGE_SHOWN = 5
 
 
-def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
+def summary_text(
+    report: RunReport, run_dir: Path, exit_code: int, pages: Sequence[Path] = ()
+) -> str:
+    """The result of ``run``: a line per cell, the run overall, the comparison, notes, and
+    where the report is (report.json, then ``pages``: the other files written, e.g. the
+    HTML page)."""
     lines = []
     budget = budget_line(report)
     if budget is not None and report.budget is not None and report.budget.exhausted:
@@ -60,6 +66,7 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
         auto = sequential_line(s)
         if auto is not None:
             lines.append(f"  {auto}")
+    lines.append(overall_line(report))
     if report.provider is not None:
         lines.append(health_line(report.provider))
     if report.triage:
@@ -113,6 +120,23 @@ def summary_text(report: RunReport, run_dir: Path, exit_code: int) -> str:
     if budget is not None and report.budget is not None and not report.budget.exhausted:
         lines.append(budget)
     if report.interrupted:
-        lines.append(f"interrupted: resume with --resume {run_dir}")
-    lines.append(f"report: {run_dir / 'report.json'} (exit {exit_code})")
+        waiting = f"{len(report.not_started)} not started; " if report.not_started else ""
+        lines.append(f"interrupted: {waiting}resume with --resume {run_dir}")
+    files = ", ".join(str(p) for p in (run_dir / REPORT_FILE, *pages))
+    lines.append(f"report: {files} (exit {exit_code})")
     return "\n".join(lines)
+
+
+def overall_line(report: RunReport) -> str:
+    """Every cell together: items resolved of those scored (errors left out, as in each
+    cell's rate), unresolved, errors, and items the run did not start."""
+    scored = report.count("resolved") + report.count("unresolved")
+    rate = report.count("resolved") / scored if scored else None
+    cells = "fixture x agent x model" if several_agents(report) else "fixture x model"
+    waiting = f", {len(report.not_started)} not started" if report.not_started else ""
+    return (
+        f"overall: {report.count('resolved')}/{scored} resolved ({format_pct(rate, 0)}) "
+        f"across {plural(len(report.summary), f'{cells} cell')}, "
+        f"{report.count('unresolved')} unresolved, {plural(report.count('error'), 'error')}"
+        f"{waiting}"
+    )

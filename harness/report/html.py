@@ -25,6 +25,7 @@ from harness.model.comparison import (
 from harness.model.item import ItemResult
 from harness.model.provider_text import health_line, item_faults_line
 from harness.model.report import RunReport
+from harness.model.selftest import PLAY_PRICES
 from harness.model.story import ItemStory
 from harness.model.summary import FixtureSummary
 from harness.model.text import (
@@ -63,6 +64,7 @@ from harness.report.html_parts import (
     row_heads,
     td,
 )
+from harness.report.html_selftest import selftest_banner, selftest_header, selftest_rows
 from scorers.criteria import criterion_names
 
 HTML_FILE = "report.html"
@@ -369,7 +371,7 @@ def _filters(items: Sequence[ItemResult]) -> str:
     )
 
 
-def _item_row(i: ItemResult, with_agent: bool) -> str:
+def _item_row(i: ItemResult, with_agent: bool, money: bool = True) -> str:
     agent_attr = f' data-agent="{esc(i.agent)}"' if with_agent else ""
     agent_cell = f"<td>{esc(i.agent)}</td>" if with_agent else ""
     return (
@@ -379,20 +381,21 @@ def _item_row(i: ItemResult, with_agent: bool) -> str:
         f'<td class="{i.status}">{i.status}</td>'
         f"<td>{esc(item_cause(i) or '-')}</td>"
         f"{td(number(i.measure('tokens_used')), 'tokens_used', i.measure('tokens_used'), 'num')}"
-        f"{td(format_usd(i.cost_usd), 'cost_usd', i.cost_usd, 'num')}"
-        f"{td(number(i.measure('turns')), 'turns', i.measure('turns'), 'num')}"
+        + (td(format_usd(i.cost_usd), "cost_usd", i.cost_usd, "num") if money else "")
+        + f"{td(number(i.measure('turns')), 'turns', i.measure('turns'), 'num')}"
         f"{td(number(i.facts.wall_time_s, 2), 'wall_time_s', i.facts.wall_time_s, 'num')}</tr>"
     )
 
 
-def _item_table(items: Sequence[ItemResult], with_agent: bool = False) -> str:
+def _item_table(items: Sequence[ItemResult], with_agent: bool = False, money: bool = True) -> str:
     """A row per item; its agent in a column of its own and ``data-agent`` in a run of
-    several agents (``with_agent``)."""
-    rows = "".join(_item_row(i, with_agent) for i in items)
+    several agents (``with_agent``); no cost column for play prices (not ``money``)."""
+    rows = "".join(_item_row(i, with_agent, money) for i in items)
     agent = "<th>agent</th>" if with_agent else ""
+    cost = "<th>cost</th>" if money else ""
     return (
         f'<table id="items" data-shown="{len(items)}"><tr><th>item</th>{agent}<th>status</th>'
-        f"<th>why</th><th>tokens</th><th>cost</th><th>turns</th><th>wall s</th></tr>{rows}</table>"
+        f"<th>why</th><th>tokens</th>{cost}<th>turns</th><th>wall s</th></tr>{rows}</table>"
     )
 
 
@@ -410,7 +413,9 @@ def _trajectory_link(item_dir: Path, base: Path) -> str:
     )
 
 
-def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: Path) -> str:
+def _drilldown(
+    item: ItemResult, story: ItemStory | None, base: Path, item_dir: Path, money: bool = True
+) -> str:
     anchor = item_anchor(item.key)
     out = [
         f'<details class="item" id="{anchor}" data-key="{esc(item.key)}" '
@@ -425,7 +430,7 @@ def _drilldown(item: ItemResult, story: ItemStory | None, base: Path, item_dir: 
     out.append(_trajectory_link(item_dir, base))
     for field, line in (
         ("usage", usage_line(item.score)),
-        ("cost", cost_text(item)),
+        ("cost", cost_text(item) if money else f"cost: {PLAY_PRICES}"),
         ("efficiency", efficiency_line(item.score)),
         ("provider", item_faults_line(item)),
     ):
@@ -526,6 +531,9 @@ def render_html(
     base = (out_dir or run_dir).resolve()
     run_dir = run_dir.resolve()
     several = several_agents(report)
+    if report.options.selftest:  # its own verdict first; no rate, no money
+        body = [selftest_banner(report), selftest_header(report), selftest_rows(report)]
+        return _page(report, [*body, *_items(report, stories, base, run_dir, money=False)])
     body = [_banner(report, run_dir), _header(report, run_dir)]
     if report.agents is not None:
         body.append(agents_html(report.agents))
@@ -552,12 +560,28 @@ def render_html(
             title = charts.MEASURE_TITLES.get(measure, measure)
             body.append(f'<h3 class="chart-title" data-measure="{measure}">{esc(title)}</h3>')
             body.append(chart)
-    body.append("<h2>Items</h2>")
-    body.append(_filters(report.items))
-    body.append(_item_table(report.items, several))
-    for item in report.items:
-        story = stories.get(item.key)
-        body.append(_drilldown(item, story, base, run_dir / "items" / item.item_dir))
+    body.extend(_items(report, stories, base, run_dir))
+    return _page(report, body)
+
+
+def _items(
+    report: RunReport,
+    stories: Mapping[str, ItemStory],
+    base: Path,
+    run_dir: Path,
+    money: bool = True,
+) -> list[str]:
+    """The items table, then each item's drill-down (``money``: their costs are money)."""
+    several = several_agents(report)
+    parts = ["<h2>Items</h2>", _filters(report.items), _item_table(report.items, several, money)]
+    parts.extend(
+        _drilldown(item, stories.get(item.key), base, run_dir / "items" / item.item_dir, money)
+        for item in report.items
+    )
+    return parts
+
+
+def _page(report: RunReport, body: Sequence[str]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>swarm-harness {esc(report.run_id)}</title><style>{_CSS}</style></head>"

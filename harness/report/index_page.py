@@ -84,7 +84,8 @@ class IndexRun:
     #: The baseline run it was compared with (None: none, or not recorded).
     baseline: str | None = None
     #: A selftest's outcome, (rows that hold, rows): its items are the harness's check of
-    #: an agent against scripted behaviours, not a rate (None: not a selftest).
+    #: an agent against scripted behaviours, not a rate ((0, 0): its rows were not judged;
+    #: None: not a selftest).
     selftest: tuple[int, int] | None = None
 
 
@@ -252,14 +253,15 @@ def _selftest_row(run: IndexRun) -> str:
         else _e(run.run_id)
     )
     holding, rows = run.selftest or (0, 0)
-    ok = holding == rows and rows > 0
-    verdict = f'<span class="{"complete" if ok else "regressed"}">{"ok" if ok else "FAIL"}</span>'
+    ok = holding == rows and rows > 0 and run.status == "complete"
+    word = "ok" if ok else "FAIL" if rows else "not judged"
+    verdict = f'<span class="{"complete" if ok else "regressed"}">{word}</span>'
     cells = [
         name,
         _e(format_when(run.created_at)),
         _e(run.agent),
         _e(", ".join(run.fixtures)),
-        f'<span class="num">{holding}/{rows}</span>',
+        f'<span class="num">{holding}/{rows}</span>' if rows else "",
         verdict,
         f'<span class="{_e(run.status)}">{_e(run.status)}</span>',
     ]

@@ -10,6 +10,8 @@ from harness.model.agents import AgentsComparison
 from harness.model.comparison import Comparison, CostComparison
 from harness.model.provider_text import health_line, item_faults_line
 from harness.model.report import RunReport
+from harness.model.selftest import PLAY_PRICES
+from harness.model.selftest_text import holds_text, selftest_headline, shown_rows
 from harness.model.summary import FixtureSummary, PerResolved
 from harness.model.text import (
     baseline_label,
@@ -43,6 +45,8 @@ MD_FILE = "report.md"
 
 
 def render_markdown(report: RunReport, run_dir: Path) -> str:
+    if report.options.selftest:
+        return _selftest_markdown(report, run_dir)
     lines = [
         f"# swarm-harness run {report.run_id}",
         "",
@@ -127,6 +131,54 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
             if i.facts.agent_error:
                 lines.append(f"  - agent error: {i.facts.agent_error[:300]}")
             lines.append(f"  - item dir: `{run_dir / 'items' / i.item_dir}`")
+    return "\n".join(lines) + "\n"
+
+
+def _selftest_markdown(report: RunReport, run_dir: Path) -> str:
+    """A selftest's page: its verdict and rows first; no rate (its scripts are meant to
+    fail where they cheat) and no cost (its prices are play prices)."""
+    opts = report.options
+    when = format_when(report.started_at or report.created_at)
+    took = "?" if report.duration_s is None else format_duration(report.duration_s)
+    agents = ", ".join(f"{a.agent}{f' ({a.version})' if a.version else ''}" for a in opts.agents)
+    tokens = sum(i.spent_tokens for i in report.items)
+    lines = [
+        f"# swarm-harness selftest {report.run_id}",
+        "",
+        f"**{selftest_headline(report)}**",
+        "",
+        f"- {'agents' if several_agents(report) else 'agent'}: {agents or opts.agent}",
+        f"- fixtures: {', '.join(sorted({i.fixture for i in report.items})) or '?'}",
+        f"- date: {when}; duration: {took}",
+        f"- tokens: {tokens:,}; cost: {PLAY_PRICES}",
+    ]
+    if report.not_started:
+        lines.append(f"- not started: {len(report.not_started)}")
+    if report.provider is not None:
+        lines.append(f"- {health_line(report.provider)}")
+    lines.extend(f"- note: {note}" for note in report.notes)
+    judged = report.selftest is not None
+    lines += [
+        "",
+        "## Rows",
+        "",
+        "| agent | fixture | script | expected | actual | holds |",
+        "|---|---|---|---|---|---|",
+    ]
+    rows = shown_rows(report)
+    lines += [
+        f"| {r.agent} | {r.fixture} | {r.script} | {r.expected} | {r.actual} | "
+        f"{holds_text(r, judged)} |"
+        for r in rows
+    ]
+    dirs = {i.key: run_dir / "items" / i.item_dir for i in report.items}
+    bad = [r for r in rows if not r.holds]
+    if bad:
+        lines += ["", "## Rows that do not hold", ""]
+        for r in bad:
+            lines.append(f"- `{r.key}`: {'; '.join(r.why)}")
+            if r.key in dirs:
+                lines.append(f"  - item dir: `{dirs[r.key]}`")
     return "\n".join(lines) + "\n"
 
 

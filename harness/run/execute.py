@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import secrets
 import signal
@@ -225,6 +226,11 @@ def execute_run(
     with executor_for(config.executor) as executor:
         try:
             (run_dir / "items").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            raise StorageError(_unwritable_message(exc, run_dir.parent)) from exc
+        try:
             with hold_run_dir(run_dir):  # a second process on the same run dir is refused
                 trials = None if config.sequential is not None else config.trials
                 kept = _load_previous(run_dir, identity, trials) if resume is not None else {}
@@ -236,6 +242,16 @@ def execute_run(
             if not is_storage_error(exc, run_dir):
                 raise
             raise StorageError(_storage_message(exc, run_dir, len(plan))) from exc
+
+
+def _unwritable_message(exc: OSError, runs_dir: Path) -> str:
+    """One line for a run directory that could not be made: nothing ran, and where to
+    point the run instead."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        why = "has no room for a run (free space there, or give another --runs-dir)"
+    else:
+        why = "is not writable here (give one this user can write to)"
+    return f"{storage_cause(exc)}; nothing ran: --runs-dir {runs_dir} {why}"
 
 
 def _storage_message(exc: OSError, run_dir: Path, planned: int) -> str:
@@ -308,6 +324,7 @@ def run_options(
         retry_backoff_s=config.retry_backoff_s,
         max_provider_errors=config.max_provider_errors,
         agent_env=_agent_env(config),
+        selftest=config.selftest,
     )
 
 
@@ -346,7 +363,6 @@ def _execute_locked(
             "options": options.to_dict(),
             "created_at": started.isoformat(),
             "owner": owner_record(),  # `runs list` tells a running run from a killed one
-            **({"selftest": True} if config.selftest else {}),
         },
     )
     planner = _planner(config, fixtures, kept) if config.sequential is not None else None

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.errors import UsageError
+from harness.errors import BundleError, UsageError
+from harness.model.selftest import SCRIPTED_PRICES
 
 if TYPE_CHECKING:
     from harness.model.story import ItemStory
@@ -28,8 +29,6 @@ RunStatus = Literal["complete", "interrupted", "running"]
 LATEST = "latest"
 RUN_FILE = "run.json"
 REPORT_FILE = "report.json"
-#: What a selftest leaves in its run directory: its outcome (rows that hold, rows, ok).
-SELFTEST_FILE = "selftest.json"
 
 #: Start times are compared with this slack: psutil reads them from /proc with a clock-tick
 #: resolution, and JSON round-trips the float; a reused pid starts seconds apart at least.
@@ -87,13 +86,24 @@ class RunInfo:
     #: Their tokens (the four billed fields), priced or not.
     tokens: int = 0
     unpriced: int = 0
-    #: A ``selftest``'s run (scripted models, play prices): never a comparison's ``latest``.
+    #: The run is a selftest: its items' verdicts are checked against its scripts, so it
+    #: has no resolved rate, and its prices are play prices (``cost_usd`` stays None).
     selftest: bool = False
+    #: A judged selftest's (rows that hold, rows); None: not judged (or not a selftest).
+    selftest_rows: tuple[int, int] | None = None
 
     @property
     def resolved_rate(self) -> float | None:
         """Resolved share of the scored items (errored items excluded); None without any."""
         return self.resolved / self.scored if self.scored else None
+
+    @property
+    def selftest_passed(self) -> bool | None:
+        """A judged selftest: every planned row ran and held (None: not judged)."""
+        if self.selftest_rows is None:
+            return None
+        holding, rows = self.selftest_rows
+        return rows > 0 and holding == rows and self.status == "complete"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,7 +124,13 @@ class RunInfo:
             "cost_usd": self.cost_usd,
             "tokens": self.tokens,
             "unpriced_items": self.unpriced,
-            "selftest": self.selftest,
+            "selftest": None
+            if not self.selftest
+            else {
+                "rows": None if self.selftest_rows is None else self.selftest_rows[1],
+                "hold": None if self.selftest_rows is None else self.selftest_rows[0],
+                "passed": self.selftest_passed,
+            },
         }
 
 
@@ -198,6 +214,13 @@ def run_info(run_dir: Path) -> RunInfo | None:
     scored = [i for i in items if i.get("status") != "error"]
     trials = options.get("trials")
     usd, tokens, unpriced = total_cost(items)
+    selftest = (
+        bool(options.get("selftest"))
+        or options.get("prices_file") == SCRIPTED_PRICES
+        or (run_dir / OLD_SELFTEST_FILE).is_file()
+    )
+    if selftest:  # play prices: no money
+        usd, unpriced = None, 0
     return RunInfo(
         run_id=str((report or run or {}).get("run_id") or run_dir.name),
         path=run_dir,
@@ -215,8 +238,28 @@ def run_info(run_dir: Path) -> RunInfo | None:
         cost_usd=usd,
         tokens=tokens,
         unpriced=unpriced,
-        selftest=bool((run or {}).get("selftest")) or (run_dir / SELFTEST_FILE).is_file(),
+        selftest=selftest,
+        selftest_rows=_selftest_rows(run_dir, report) if selftest else None,
     )
+
+
+#: Where a selftest kept its outcome before its report recorded it (schema 9 and earlier):
+#: ``{"rows": N, "hold": N, "ok": bool}``.
+OLD_SELFTEST_FILE = "selftest.json"
+
+
+def _selftest_rows(run_dir: Path, report: dict[str, Any] | None) -> tuple[int, int] | None:
+    """(rows that hold, rows) of a judged selftest, from its report (or what a selftest
+    kept beside it before reports recorded it); None when not judged."""
+    verdict = (report or {}).get("selftest")
+    if isinstance(verdict, dict) and isinstance(verdict.get("rows"), list):
+        rows = [r for r in verdict["rows"] if isinstance(r, dict)]
+        return sum(1 for r in rows if not r.get("failed")), len(rows)
+    old = _read_json(run_dir / OLD_SELFTEST_FILE) or {}
+    hold, count = old.get("hold"), old.get("rows")
+    if isinstance(hold, int) and isinstance(count, int):
+        return hold, count
+    return None
 
 
 def _baseline_id(baseline: object) -> str | None:
@@ -278,5 +321,29 @@ def find_story(target: str, run: str | Path, runs_dir: Path) -> ItemStory:
         return load_story(path)
     run_dir = report_path(resolve_run(run, runs_dir)).parent
     report = load_report(run_dir)
-    result = find_item(run_dir, target, report.items)
+    try:
+        result = find_item(run_dir, target, report.items)
+    except BundleError as exc:
+        elsewhere = _runs_with_item(target, runs_dir, run_dir)
+        if not elsewhere:
+            raise
+        more = f" (and {len(elsewhere) - 1} older runs)" if len(elsewhere) > 1 else ""
+        raise BundleError(
+            f"{exc}; it is an item of run {elsewhere[0].name}{more}: "
+            f"show {target} --run {elsewhere[0]}"
+        ) from None
     return load_story(item_dir_of(run_dir, result), result)
+
+
+def _runs_with_item(key: str, runs_dir: Path, looked_in: Path) -> list[Path]:
+    """The run dirs under ``runs_dir`` (but ``looked_in``) whose report has item ``key``,
+    newest first."""
+    found = []
+    for info in reversed(list_runs(runs_dir)):
+        if info.path.resolve() == looked_in.resolve():
+            continue
+        report = _read_json(info.path / REPORT_FILE) or {}
+        items = report.get("items") or []
+        if any(isinstance(i, dict) and i.get("key") == key for i in items):
+            found.append(info.path)
+    return found

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +11,7 @@ from harness.errors import HarnessError
 from harness.files import write_text_atomic
 from harness.report.html import HTML_FILE
 from harness.report.index_page import INDEX_FILE, IndexCell, IndexRun, render_index
-from harness.runs.catalog import REPORT_FILE, SELFTEST_FILE, RunInfo, list_runs
+from harness.runs.catalog import REPORT_FILE, RunInfo, list_runs
 
 
 def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:
@@ -36,6 +35,7 @@ def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:
         cost_usd=info.cost_usd,
         tokens=info.tokens,
         unpriced=info.unpriced,
+        selftest=_selftest(info),
     )
     if info.status == "running" or not (info.path / REPORT_FILE).is_file():
         return row, True
@@ -56,23 +56,15 @@ def _entry(info: RunInfo, runs_dir: Path) -> tuple[IndexRun, bool]:
         verdict=verdict,
         origin=report.options.origin,
         baseline=baseline,
-        selftest=_selftest(info.path),
     )
     return row, True
 
 
-def _selftest(run_dir: Path) -> tuple[int, int] | None:
-    """(rows that hold, rows) when the run is a selftest that recorded its outcome."""
-    try:
-        data = json.loads((run_dir / SELFTEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def _selftest(info: RunInfo) -> tuple[int, int] | None:
+    """A selftest's (rows that hold, rows); (0, 0) for one not judged; None: not one."""
+    if not info.selftest:
         return None
-    if not isinstance(data, dict):
-        return None
-    hold, rows = data.get("hold"), data.get("rows")
-    if isinstance(hold, int) and isinstance(rows, int):
-        return hold, rows
-    return None
+    return info.selftest_rows or (0, 0)
 
 
 def write_index(runs_dir: Path) -> Path:

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.agents import REGISTRY, adapter_class
+from harness.agents.base import AgentAdapter
 from harness.cli.main import cli
 
 
@@ -25,6 +26,34 @@ def test_registry_flags_agree_with_the_adapters() -> None:
         cls = adapter_class(name)
         assert cls.name == name
         assert entry.selftest == (cls.model_api is not None), name
+
+
+def test_registry_names_the_installable_agents_and_their_variables() -> None:
+    """``install_var`` is set exactly for the agents whose adapter installs a client, and
+    is the variable the adapter reads its binary from."""
+    for name, entry in REGISTRY.items():
+        cls = adapter_class(name)
+        installs = cls.install.__func__ is not AgentAdapter.install.__func__  # type: ignore[attr-defined]
+        assert entry.install_var == (cls.binary_env if installs else None), name
+
+
+def test_install_help_names_every_installable_agent() -> None:
+    code, out, _ = invoke("agents", "install", "--help")
+    text = " ".join(out.split())
+    installable = [name for name, entry in REGISTRY.items() if entry.install_var]
+    assert code == 0 and set(installable) >= {"claude-code", "opencode", "codex"}
+    assert f"agent NAME ({', '.join(installable)})" in text
+    for name in installable:
+        assert str(REGISTRY[name].install_var) in text
+
+
+def test_install_of_a_near_name_says_which_was_meant_and_names_no_option() -> None:
+    code, _, err = invoke("agents", "install", "claude")
+    assert code == 2
+    assert err.strip().startswith(
+        "error: agents install: unknown agent 'claude'; did you mean claude-code?"
+    )
+    assert "--agent" not in err
 
 
 def test_help_lists_every_agent() -> None:

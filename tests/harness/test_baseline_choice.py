@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import EXIT_USAGE
-from harness.runs.catalog import RUN_FILE, SELFTEST_FILE, latest_run
+from harness.runs.catalog import OLD_SELFTEST_FILE, RUN_FILE, latest_run
 from harness.stats.compare import agent_kind, pair_runs, shared_cells
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,7 +57,7 @@ def as_another_agent(run_dir: Path, agent: str, model: str) -> None:
     [
         pytest.param(RUN_FILE, "marked in run.json at its start", id="run-json"),
         pytest.param(
-            SELFTEST_FILE, "its outcome file (a selftest of an earlier version)", id="outcome"
+            OLD_SELFTEST_FILE, "its outcome file (a selftest of an earlier version)", id="outcome"
         ),
     ],
 )
@@ -69,9 +69,10 @@ def test_latest_for_a_comparison_is_never_a_selftest(tmp_path: Path, marker: str
     selftest = newest(runs)
     if marker == RUN_FILE:
         data = json.loads((selftest / RUN_FILE).read_text())
-        (selftest / RUN_FILE).write_text(json.dumps({**data, "selftest": True}))
+        data["options"]["selftest"] = True
+        (selftest / RUN_FILE).write_text(json.dumps(data))
     else:
-        (selftest / SELFTEST_FILE).write_text('{"rows": 1, "hold": 1, "ok": true}')
+        (selftest / OLD_SELFTEST_FILE).write_text('{"rows": 1, "hold": 1, "ok": true}')
     assert latest_run(runs) == selftest, why  # show, report, export: the newest run
     assert latest_run(runs, for_comparison=True) == evaluation, why
     done = sim_run(runs, "--compare-baseline", "latest")

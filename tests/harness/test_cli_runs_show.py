@@ -75,6 +75,17 @@ def test_show_unknown_key_is_one_line_exit_2(runs_dir: Path) -> None:
     assert result.exit_code == 2 and "no item 'nope:x:1'" in result.output
 
 
+def test_show_of_a_key_of_another_run_names_that_run(runs_dir: Path) -> None:
+    """The key is not in the run looked in (latest) but in an older one: the refusal says
+    which, and the ``--run`` that shows it."""
+    first, latest = _oldest_and_latest(runs_dir)
+    code, out = invoke("show", "tiny:sim/honest:1", "--runs-dir", str(runs_dir))
+    assert code == 2 and f"{latest}: no item 'tiny:sim/honest:1'" in out
+    assert f"it is an item of run {first.name}: show tiny:sim/honest:1 --run {first}" in out
+    code, out = invoke("show", "tiny:sim/honest:1", "--run", str(first))
+    assert code == 0 and out.startswith("tiny:sim/honest:1: resolved")
+
+
 def test_report_latest_html_and_compare_latest(runs_dir: Path, tmp_path: Path) -> None:
     code, out = invoke("report", "latest", "--runs-dir", str(runs_dir), "--format", "html")
     first, latest = _oldest_and_latest(runs_dir)

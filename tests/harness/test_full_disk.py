@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.agents import parse_agent
-from harness.errors import EXIT_INFRA
+from harness.errors import EXIT_INFRA, StorageError
 from harness.executors.local import LocalExecutor
 from harness.model.report import load_report
 from harness.plan import RunConfig
@@ -171,3 +171,71 @@ def test_a_full_disk_in_an_item_stops_the_run_and_exits_3(
     assert report.interrupted and len(report.not_started) >= 2
     assert report.notes[-1].startswith("stopped early: no space left on device")
     assert len(calls) <= 3  # at most one item was already preparing ahead
+
+
+#: Inside the namespace: a read-only tmpfs as the runs dir, and a run pointed at it.
+READ_ONLY = textwrap.dedent(
+    """
+    import json, subprocess, sys
+    mnt = sys.argv[1]
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mnt], check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--runs-dir", mnt, "--fixture", sys.argv[2],
+         "--agent", "sim"], capture_output=True, text=True,
+    )
+    json.dump([done.returncode, done.stdout, done.stderr], sys.stdout)
+    """
+)
+
+
+def test_a_read_only_runs_dir_says_nothing_ran(tmp_path: Path) -> None:
+    """Nothing ran, so nothing finished that could be gone: the line says so and names the
+    --runs-dir to change."""
+    why = _namespace_works()
+    if why is not None:
+        pytest.skip(why)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    script = tmp_path / "read_only.py"
+    script.write_text(READ_ONLY, encoding="utf-8")
+    proc = subprocess.run(
+        ["unshare", "-rm", sys.executable, str(script), str(mnt), TINY],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    code, out, err = json.loads(proc.stdout)
+    assert code == EXIT_INFRA and out == "", err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"error: read-only file system writing {mnt}/")
+    assert line.endswith(
+        f"; nothing ran: --runs-dir {mnt} is not writable here (give one this user can write to)"
+    )
+    assert "gone" not in line
+
+
+@pytest.mark.parametrize(
+    ("code", "advice"),
+    [
+        pytest.param(errno.EACCES, "is not writable here", id="not-writable"),
+        pytest.param(errno.ENOSPC, "has no room for a run (free space there", id="full"),
+    ],
+)
+def test_a_run_dir_that_cannot_be_made_is_nothing_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, advice: str
+) -> None:
+    """The same where no namespace can mount a tmpfs: the run dir's making fails."""
+    runs = tmp_path / "runs"
+    real = Path.mkdir
+
+    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        if self.is_relative_to(runs):
+            raise OSError(code, os.strerror(code), str(self.parent))
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    config = RunConfig(fixtures=(TINY,), models=(), agents=(parse_agent("sim"),), runs_dir=runs)
+    with pytest.raises(StorageError) as caught:
+        execute_run(config)
+    message = str(caught.value)
+    assert f"; nothing ran: --runs-dir {runs} {advice}" in message
+    assert "gone" not in message

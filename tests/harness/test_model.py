@@ -10,10 +10,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from model_builders import make_score
+from model_builders import make_item, make_score
 
 from harness.errors import BundleError
 from harness.model.comparison import Gate
+from harness.model.item import ItemCost, ItemResult
 from harness.model.report import (
     REPORT_SCHEMA_PATH,
     REPORT_SCHEMA_VERSION,
@@ -22,7 +23,9 @@ from harness.model.report import (
     report_schema,
 )
 from harness.model.schema import report_schema_text
-from harness.model.text import efficiency_line, usage_line
+from harness.model.story import ItemStory
+from harness.model.text import cost_text, efficiency_line, usage_line
+from harness.report.show import story_text
 from scorers import Efficiency, TokenUsage, UsageSummary
 
 REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
@@ -161,13 +164,58 @@ def test_usage_and_efficiency_lines() -> None:
     )
     line = usage_line(score)
     assert line is not None and line.startswith("usage: 1,060 tokens (input 900, output 100")
-    assert "parent 460, children 600" in line and "$0.0123" in line
+    assert "parent 460, children 600" in line and "$" not in line  # the cost line's
     assert "LOWER BOUND: spawned children without a transcript: c1" in line
     eff = efficiency_line(score)
     assert eff == (
         "efficiency: 132 tokens per shard; children 60% of tokens; 9 spawns for 8 shards "
         "(1.12); at most 4 children at once; children's busy time 2.50x the parent's wall time"
     )
+
+
+def _priced(usd: float | None, own: float | None) -> ItemResult:
+    """An item of 1,060 tokens the harness priced at ``usd`` (None: no price known) and the
+    agent at ``own`` (None: it reported none)."""
+    usage = UsageSummary(
+        total=TokenUsage(900, 100, 50, 10), complete=True, source="t", agent_reported_cost_usd=own
+    )
+    detail = () if usd is None else ("p/m: price file: p/m",)
+    cost = ItemCost(usd, "price file" if usd else "none", detail, () if usd else ("p/m",), True)
+    item = make_item("fx", 1, True)
+    return replace(item, score=replace(item.score, usage=usage), cost=cost)
+
+
+@pytest.mark.parametrize(
+    ("usd", "own", "line"),
+    [
+        pytest.param(
+            None,
+            0.0123,
+            "cost: $0.0123, the agent's own price (no price known to the harness for p/m)",
+            id="only-the-agents-own",
+        ),
+        pytest.param(
+            0.01,
+            0.0123,
+            "cost: $0.0100 [p/m: price file: p/m]; $0.0123, the agent's own price",
+            id="both-differ",
+        ),
+        pytest.param(0.0123, 0.0123, "cost: $0.0123 [p/m: price file: p/m]", id="both-agree"),
+        pytest.param(None, None, "cost: unknown: no price known for p/m", id="neither"),
+    ],
+)
+def test_an_items_cost_is_one_line_with_its_source(
+    usd: float | None, own: float | None, line: str
+) -> None:
+    """The figure known, with where it came from, in one line: never a price in the usage
+    line beside "cost: unknown" in the next (``show``, the HTML drill-down)."""
+    item = _priced(usd, own)
+    assert cost_text(item) == line
+    usage = usage_line(item.score)
+    assert usage is not None and "$" not in usage
+    story = ItemStory(item, Path("d"), (), (), (), ())
+    text = story_text(story)
+    assert [ln.strip() for ln in text.splitlines() if "$" in ln or "cost" in ln] == [line]
 
 
 def test_version_6_reads_as_one_agent_everywhere() -> None:
@@ -232,6 +280,20 @@ def test_version_9_reads_its_standings_costs_per_resolved_item_without_an_interv
     assert report.summary[0].tokens_per_resolved.to_dict() == old_summary
     assert old_summary["method"] == "fieller-adjusted-rate"
     assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+
+
+def test_version_9_reads_a_selftest_as_one_not_judged() -> None:
+    """Before reports marked selftests: one is known by the prices it was priced with (the
+    scripted server's), and its rows' verdict (kept beside the report then) is not read;
+    another run is not a selftest."""
+    report = load_report(REPORTS / "v9-selftest.json")
+    jsonschema.validate(report.to_dict(), report_schema())
+    assert report.schema_version == REPORT_SCHEMA_VERSION
+    assert report.options.selftest is True and report.selftest is None
+    assert [i.model for i in report.items] == ["scripted/honest", "scripted/no-spawn"]
+    assert RunReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+    v8 = load_report(REPORTS / "v8.json")
+    assert v8.options.selftest is False and v8.selftest is None
 
 
 def test_version_7_reads_with_one_attempt_per_item_and_no_faults_recorded() -> None:

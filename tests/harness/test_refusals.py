@@ -200,6 +200,58 @@ def test_a_fixture_name_typo_gets_a_did_you_mean(tmp_path: Path) -> None:
     assert code == 2 and "did you mean" not in err and "known: " in err
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        pytest.param(
+            ("--fixture", "smok", "--agent", "sim"), "smok: did you mean smoke (a set)?", id="set"
+        ),
+        pytest.param(
+            ("--fixture", "standrd", "--agent", "sim"),
+            "did you mean standard (a set)?",
+            id="set-2",
+        ),
+        pytest.param(
+            ("--fixture", TINY, "--agent", "simm"),
+            "--agent: unknown agent 'simm'; did you mean sim?",
+            id="agent",
+        ),
+        pytest.param(
+            ("--fixture", TINY, "--agent", "sim:flakey=0.2"),
+            "unknown behaviour 'flakey'; did you mean flaky?",
+            id="behaviour-with-a-value",
+        ),
+        pytest.param(
+            ("--fixture", TINY, "--agent", "sim:flakey"),
+            "unknown behaviour 'flakey'; did you mean flaky?",
+            id="behaviour",
+        ),
+        pytest.param(
+            ("--fixture", TINY, "--agent", "sim", "--model", "sim/nospawn"),
+            "--model sim/nospawn: unknown behaviour 'nospawn'; did you mean no-spawn?",
+            id="behaviour-as-a-model",
+        ),
+    ],
+)
+def test_a_mistyped_name_gets_a_did_you_mean(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """A fixture set, an agent or a sim behaviour named with a typo: what was meant, in
+    the one line of the refusal (an unknown behaviour given a value is unknown, not one
+    that "takes no value")."""
+    code, _, err = invoke("run", *args, "--runs-dir", str(tmp_path / "r"))
+    assert code == 2 and said in err and "takes no value" not in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert nothing_written(tmp_path / "r")
+
+
+def test_a_known_behaviour_given_a_value_it_does_not_take_says_so(tmp_path: Path) -> None:
+    code, _, err = invoke(
+        "run", "--fixture", TINY, "--agent", "sim:honest=1", "--runs-dir", str(tmp_path / "r")
+    )
+    assert code == 2 and "behaviour 'honest' takes no value" in err
+
+
 def test_prime_agent_without_auth_json_or_a_key_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

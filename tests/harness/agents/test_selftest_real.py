@@ -74,10 +74,15 @@ def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
     label = selftest_run["agent"]
     assert header.startswith(f"selftest of {label} (") and "simulated" not in header, header
     assert any(ch.isdigit() for ch in header), header
-    # Its outcome is kept with the run, and the runs index lists it apart, as passing.
+    # Its verdict is kept in its report, which leads with it, and the runs index lists it
+    # apart, as passing.
     (run,) = [d for d in selftest_run["runs"].iterdir() if d.is_dir()]
-    kept = json.loads((run / "selftest.json").read_text(encoding="utf-8"))
-    assert kept == {"rows": len(rows), "hold": len(rows), "ok": True}
+    report = load_report(run)
+    assert report.options.selftest and report.selftest is not None
+    assert len(report.selftest.rows) == len(rows) == report.selftest.holding
+    assert (run / "report.md").read_text(encoding="utf-8").splitlines()[2] == (
+        f"**SELFTEST HOLDS: all {len(rows)} rows hold**"
+    )
     index = (selftest_run["runs"] / "index.html").read_text(encoding="utf-8")
     selftests = index[index.index("<table id=selftests>") :]
     assert run.name in selftests and ">ok<" in selftests

@@ -332,3 +332,30 @@ def test_a_credential_in_the_agents_records_is_redacted_in_the_export(tmp_path: 
     (path,) = (run / "trajectories").glob("*/trajectory.json")
     text = path.read_text(encoding="utf-8")
     assert secret not in text and "[REDACTED]" in json.loads(text)["steps"][0]["message"]
+
+
+def test_score_trajectory_says_when_the_run_counted_the_item_an_error(tmp_path: Path) -> None:
+    """An item the provider ended is an infrastructure error in its run (left out of its
+    rates), whatever the rules say of what its trajectory shows: ``score --trajectory``
+    says how the run counted it, and notes the error on stderr too."""
+    runs = tmp_path / "runs"
+    done = _harness(
+        "run", "--fixture", "smoke-orders", "--agent", "sim", "--model", "sim/provider-down",
+        "--model", "sim/honest", "--retries", "0", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr  # exit 3: an infrastructure error
+    (run,) = [p for p in runs.iterdir() if p.is_dir()]
+    assert _harness("export", str(run)).returncode == 0
+    down = run / "trajectories" / "smoke-orders__sim_provider-down__1" / "trajectory.json"
+    done = _harness("score", "--trajectory", str(down))
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["as_run"]["status"] == "error"
+    assert verdict["as_run"]["error"].startswith("provider: ")
+    assert verdict["note"].startswith("the run counted this item as an infrastructure error (")
+    assert done.stderr.startswith("note: the run counted this item as an infrastructure error")
+    honest = run / "trajectories" / "smoke-orders__sim_honest__1" / "trajectory.json"
+    done = _harness("score", "--trajectory", str(honest))
+    verdict = json.loads(done.stdout)
+    assert verdict["as_run"] == {"status": "resolved", "error": None}
+    assert "note" not in verdict and done.stderr == ""
