@@ -21,7 +21,7 @@ from harness.cli.params import (
 from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED, UsageError
 
 
-@click.command("compare")
+@click.command("compare", short_help="Compare two runs, or the agents of one run, with verdicts.")
 @click.argument("baseline", type=RunDirType(exists=True, path_type=Path))
 @click.argument("candidate", type=RunDirType(exists=True, path_type=Path), required=False)
 @compare_shared_only_option

@@ -14,15 +14,17 @@ from harness.cli.params import runs_dir_option
 from harness.errors import UsageError
 
 
-@click.command("selftest")
+@click.command(
+    "selftest", short_help="Check the verdicts on a real agent driven by a scripted model."
+)
 @option(
     "--agent",
     "agents",
     multiple=True,
     default=(DEFAULT_AGENT,),
     metavar="NAME",
-    help="The real agent to check; repeat to check several in one run (the scripts they "
-    f"share, the agent a dimension of the report). {agents_help(only_selftest=True)}.",
+    help=f"The real agent to check: {agents_help(only_selftest=True)} (`agents list` says "
+    "what each is); repeat to check several in one run (the scripts they share).",
 )
 @option(
     "--agent-bin",
