@@ -13,6 +13,8 @@ from collections.abc import Collection, Sequence
 WIDTH = 100
 #: Spaces between two columns.
 GAP = "  "
+#: The narrowest a wrapped column gets when its pieces must be cut to fit.
+MIN_WRAPPED = 10
 #: Where a cell may wrap: after a space, a slash, a hyphen or a colon (``anthropic/`` +
 #: ``claude-sonnet-4-5``), so names wrap at their own joints.
 _BREAK = re.compile(r"(?<=[ /:-])")
@@ -36,9 +38,11 @@ def _pieces(cell: str) -> list[str]:
 
 
 def _wrap_cell(cell: str, width: int) -> list[str]:
-    """``cell`` in lines of at most ``width`` (a piece longer than that stays whole)."""
+    """``cell`` in lines of at most ``width``, broken at its joints (a piece longer than a
+    line is cut at the line's end)."""
     lines = [""]
-    for piece in _pieces(cell):
+    pieces = [whole[n : n + width] for whole in _pieces(cell) for n in range(0, len(whole), width)]
+    for piece in pieces:
         if lines[-1] and len((lines[-1] + piece).rstrip()) > width:
             lines[-1] = lines[-1].rstrip()
             lines.append(piece.lstrip())
@@ -62,22 +66,27 @@ def table(
     count = len(header)
     every = [tuple(header), *(tuple(r) for r in rows)]
     widths = [max(len(r[i]) for r in every) for i in range(count)]
-    floors = [
+    wrappable = set(range(count)) - set(right) if wrap is None else set(wrap)
+    pieces = [
         max(len(p.strip()) for r in every for p in _pieces(r[i]) or [""]) for i in range(count)
     ]
-    floors = [max(f, len(header[i])) for i, f in enumerate(floors)]
-    wrappable = set(range(count)) - set(right) if wrap is None else set(wrap)
-    excess = len(indent) + sum(widths) + len(GAP) * (count - 1) - width
-    while excess > 0:
-        shrinkable = [i for i in wrappable if widths[i] > floors[i]]
-        if not shrinkable:
-            break  # as narrow as whole pieces allow: wider than asked
-        widest = max(shrinkable, key=lambda i: widths[i])
-        others = [widths[i] for i in shrinkable if i != widest]
-        # Down to the next widest (so wide columns shrink together), at most the excess.
-        step = min(excess, widths[widest] - max([floors[widest], *others]) or 1)
-        widths[widest] -= step
-        excess -= step
+    # First down to the longest piece (names wrap at their joints), then, if that is not
+    # enough, down to the header (a piece longer than that is cut where the line ends).
+    for floors in (
+        [max(pieces[i], len(header[i])) for i in range(count)],
+        [max(len(header[i]), MIN_WRAPPED) for i in range(count)],
+    ):
+        excess = len(indent) + sum(widths) + len(GAP) * (count - 1) - width
+        while excess > 0:
+            shrinkable = [i for i in wrappable if widths[i] > floors[i]]
+            if not shrinkable:
+                break  # as narrow as these floors allow
+            widest = max(shrinkable, key=lambda i: widths[i])
+            others = [widths[i] for i in shrinkable if i != widest]
+            # Down to the next widest (wide columns shrink together), at most the excess.
+            step = min(excess, widths[widest] - max([floors[widest], *others]) or 1)
+            widths[widest] -= step
+            excess -= step
     wrapped = [[_wrap_cell(cell, widths[i]) for i, cell in enumerate(row)] for row in every]
     # A wrapped column is as wide as its longest line now, which may be less than allowed.
     widths = [max(len(line) for cells in wrapped for line in cells[i]) for i in range(count)]
