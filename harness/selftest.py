@@ -28,6 +28,7 @@ from harness.fixtures import load_fixture
 from harness.fixtures.lookup import expand_fixture_names, fixture_roots
 from harness.item.scoring import manifest_dict
 from harness.model.item import ItemStatus
+from harness.model.text import format_usd
 from harness.plan import RunConfig
 from harness.pricing import PriceTable
 from harness.report.columns import WIDTH, paragraph, table
@@ -436,9 +437,11 @@ def _cost_is_bill(row: SelftestRow) -> bool:
 
 
 def _cost(row: SelftestRow) -> str:
+    """The item's price as every table shows money (the verdict says, to the micro-dollar,
+    where it is not the bill's)."""
     if row.status == "error":
         return "-"
-    return "unpriced" if row.cost_usd is None else f"${row.cost_usd:.6f}"
+    return "unpriced" if row.cost_usd is None else format_usd(row.cost_usd)
 
 
 def _verdict(status: str, failing: tuple[str, ...]) -> str:

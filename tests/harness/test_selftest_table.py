@@ -104,5 +104,5 @@ def test_one_agent_on_one_fixture_says_both_once() -> None:
     lines = render_table(outcome(rows, ("claude-code",))).splitlines()
     assert lines[0] == "selftest of claude-code (claude-code 2.1.332 (Claude Code)) on json-events"
     assert lines[1].split() == ["script", "turns", "reqs", "tokens", "cost", "verdict"]
-    assert lines[2].split()[:6] == ["ok", "honest", "124", "1375", "256,115", "$0.768345"]
+    assert lines[2].split()[:6] == ["ok", "honest", "124", "1375", "256,115", "$0.7683"]
     assert lines[2].split()[6:] == ["resolved"]
