@@ -89,8 +89,9 @@ def selftest_cmd(
     Starts a scripted model server on a free loopback port (OpenAI chat completions for
     prime-agent, Anthropic Messages for claude-code and opencode, OpenAI Responses for
     codex; no credentials, no model cost), runs each script as one model through the normal
-    run path and prints: script, expected verdict, actual verdict, ok. Exits 0 iff every
-    row holds.
+    run path and prints a row per script: whether it holds (the expected verdict, tokens
+    and cost equal to the server's bill), turns, requests, tokens, cost and the verdict,
+    which says what differs where a row does not hold. Exits 0 iff every row holds.
     """
     from harness.agents import agent_binaries, parse_agent
     from harness.report.progress import Progress
