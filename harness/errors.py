@@ -13,9 +13,24 @@ from typing import NoReturn
 EXIT_RESOLVED = 0  # every item resolved (or, for non-run commands, success)
 EXIT_UNRESOLVED = 1  # some item unresolved (or a regression with --fail-on regression)
 EXIT_USAGE = 2  # bad usage or input: nothing ran
-EXIT_INFRA = 3  # infrastructure error (agent missing, launch failure) and nothing unresolved
+EXIT_INFRA = 3  # infrastructure error and nothing unresolved, or the circuit breaker tripped
 EXIT_BUDGET = 4  # the budget (--max-cost, --max-tokens) ran out: items left not started
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: report written, marked interrupted
+
+#: What ``--help`` says of each exit code, a line or two each (kept under 72 characters so
+#: the help fits an 80-column terminal); docs/reference/exit-codes.md has the long form.
+EXIT_MEANINGS: dict[int, tuple[str, ...]] = {
+    EXIT_RESOLVED: ("every item resolved (or the command succeeded)",),
+    EXIT_UNRESOLVED: ("an item unresolved, or a --fail-on gate failed (regression, cost)",),
+    EXIT_USAGE: ("bad usage or input: nothing ran",),
+    EXIT_INFRA: (
+        "infrastructure error (agent missing, launch failure, model unreachable)",
+        "and nothing unresolved; or the circuit breaker (--max-provider-errors)",
+        "stopped the run after K items in a row lost to the provider",
+    ),
+    EXIT_BUDGET: ("the budget (--max-cost, --max-tokens) ran out: items left not started",),
+    EXIT_INTERRUPTED: ("interrupted (Ctrl-C, SIGTERM): the report is written, marked so",),
+}
 
 
 class HarnessError(Exception):

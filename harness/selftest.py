@@ -35,8 +35,10 @@ from harness.model.selftest import (
     SelftestRowVerdict,
     SelftestVerdict,
 )
+from harness.model.text import format_usd
 from harness.plan import RunConfig
 from harness.pricing import PriceTable
+from harness.report.columns import WIDTH, paragraph, table
 from harness.report.progress import Progress
 from harness.run.execute import execute_run
 from harness.run.preflight import require_agent
@@ -390,97 +392,102 @@ def record_outcome(outcome: SelftestOutcome, report: RunReport, runs_dir: Path) 
         warnings.warn(f"{outcome.run_dir}: the selftest's verdict not kept: {exc}", stacklevel=2)
 
 
-def render_table(outcome: SelftestOutcome) -> str:
-    """The selftest table: one row per fixture x script (x agent, with several)."""
-    several = len(outcome.agents) > 1
+def render_table(outcome: SelftestOutcome, width: int = WIDTH) -> str:
+    """The selftest table, within ``width`` columns: a row per script (and agent, a column
+    where the run has several; a section per fixture where it has several), whether it
+    holds first and the verdict last, wrapped; where a row differs from what was expected
+    (a verdict, tokens or cost off the bill, faults), the verdict cell says how."""
+    fixtures = sorted({r.fixture for r in outcome.rows})
+    several_agents = len(outcome.agents) > 1
     faulty = any(r.faults_served or r.faults for r in outcome.rows)
     header: tuple[str, ...] = (
-        "fixture", "script", "expected", "actual", "turns", "requests", "tokens", "cost"
+        "", *(("agent",) if several_agents else ()), "script", "turns", "reqs", "tokens",
+        "cost", *(("faults",) if faulty else ()), "verdict",
     )  # fmt: skip
-    header = (*header, *(("faults",) if faulty else ()), "ok")
-    if several:
-        header = ("agent", *header)
-    body = []
-    for r in outcome.rows:
-        expected = _verdict(r.case.expected_status, r.case.expected_failing)
-        if r.case.may_fail:
-            expected += " [+" + ", ".join(r.case.may_fail) + "?]"
-        actual = _actual(r)
-        body.append(
+    lines = []
+    if outcome.agents:
+        agents = ", ".join(
+            f"{agent} ({version or 'simulated'})"
+            for agent, version in zip(outcome.agents, outcome.versions, strict=False)
+        )
+        where = f" on {fixtures[0]}" if len(fixtures) == 1 else ""
+        lines += paragraph(f"selftest of {agents}{where}", width)
+    for fixture in fixtures:
+        if len(fixtures) > 1:
+            lines.append(f"on {fixture}:")
+        body = [
             (
-                *((r.agent,) if several else ()),
-                r.fixture,
+                "ok" if r.ok else "FAIL",
+                *((r.agent,) if several_agents else ()),
                 r.case.script,
-                expected,
-                actual,
                 str(r.turns),
                 str(r.server_requests),
-                _tokens(r),
+                "-" if r.status == "error" else f"{r.tokens:,}",
                 _cost(r),
-                *((_faults(r),) if faulty else ()),
-                "ok" if r.ok else "FAIL",
+                *((f"{r.faults}/{r.faults_served}",) if faulty else ()),
+                "; ".join(_verdict_notes(r)),
             )
-        )
-    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
-    lines = (
-        [
-            "selftest of "
-            + ", ".join(
-                f"{agent} ({version or 'simulated'})"
-                for agent, version in zip(outcome.agents, outcome.versions, strict=False)
-            )
+            for r in outcome.rows
+            if r.fixture == fixture
         ]
-        if outcome.agents
-        else []
-    )
-    lines += [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in (header, *body)
-    ]
+        numbers = range(header.index("turns"), len(header) - 1)
+        lines += table(header, body, right=numbers, width=width, wrap=(len(header) - 1,))
     failed = sum(1 for r in outcome.rows if not r.ok)
-    lines.append(
-        f"{len(outcome.rows) - failed}/{len(outcome.rows)} rows hold; run: {outcome.run_dir}"
+    lines += paragraph(
+        f"{len(outcome.rows) - failed}/{len(outcome.rows)} rows hold; run: {outcome.run_dir}", width
     )
-    lines.append(
-        "turns: the parent's assistant turns as scored; requests: model requests the server "
-        "answered for the item (parent, children, internal calls); tokens: what the harness "
-        "counted against what the server billed ('<=': usage marked a lower bound); cost: "
-        "the harness's price of the item against the server's price of its bill"
+    lines += paragraph(
+        "turns: the parent's assistant turns as scored; reqs: model requests the server "
+        "answered for the item (parent, children, internal calls); tokens, cost: what the "
+        "harness counted and priced (at the scripted server's play prices, not money), "
+        "checked against the server's bill for the item (the "
+        "verdict says where they differ; '<=': usage marked a lower bound)"
         + (
-            "; faults: requests that failed at the provider as the harness counted them "
-            "against what the fault plan served ('attempts': the item ran again)."
+            "; faults: requests that failed at the provider as the harness counted them / "
+            "what the fault plan served (the verdict says when an item ran again)."
             if faulty
             else "."
-        )
+        ),
+        width,
     )
     return "\n".join(lines)
 
 
-def _tokens(row: SelftestRow) -> str:
-    if row.status == "error":
-        return "-"
-    if row.tokens == row.billed:
-        return f"{row.tokens} = billed"
-    relation = "<=" if row.tokens < row.billed and not row.usage_complete else "!="
-    return f"{row.tokens} {relation} {row.billed} billed"
+def _verdict_notes(row: SelftestRow) -> list[str]:
+    """The row's verdict (or its error), then what differs from the expectation."""
+    actual = row.error if row.status == "error" and row.error else _verdict(row.status, row.failing)
+    notes = [actual]
+    if not row.verdict_ok:
+        expected = _verdict(row.case.expected_status, row.case.expected_failing)
+        if row.case.may_fail:
+            expected += " [+" + ", ".join(row.case.may_fail) + "?]"
+        notes.append(f"expected {expected}")
+    if row.status != "error" and row.tokens != row.billed:
+        relation = "<=" if row.tokens_ok else "!="
+        notes.append(f"tokens {row.tokens:,} {relation} {row.billed:,} billed")
+    if row.status != "error" and not _cost_is_bill(row):
+        relation = "<=" if row.cost_ok else "!="
+        priced = "unpriced" if row.cost_usd is None else f"${row.cost_usd:.6f}"
+        notes.append(f"cost {priced} {relation} ${row.billed_usd:.6f} billed")
+    if not row.faults_ok:
+        notes.append(f"faults {row.faults} counted, {row.faults_served} served")
+    if row.attempts > 1:
+        notes.append(f"{row.attempts} attempts")
+    return notes
+
+
+def _cost_is_bill(row: SelftestRow) -> bool:
+    return row.cost_usd is not None and math.isclose(
+        row.cost_usd, row.billed_usd, rel_tol=1e-9, abs_tol=1e-12
+    )
 
 
 def _cost(row: SelftestRow) -> str:
+    """The item's price as every table shows money (the verdict says, to the micro-dollar,
+    where it is not the bill's)."""
     if row.status == "error":
         return "-"
-    billed = f"${row.billed_usd:.6f}"
-    if row.cost_usd is None:
-        return f"unpriced != {billed} billed"
-    if row.cost_ok and math.isclose(row.cost_usd, row.billed_usd, rel_tol=1e-9, abs_tol=1e-12):
-        return f"${row.cost_usd:.6f} = billed"
-    relation = "<=" if row.cost_ok else "!="
-    return f"${row.cost_usd:.6f} {relation} {billed} billed"
-
-
-def _faults(row: SelftestRow) -> str:
-    relation = "=" if row.faults == row.faults_served else "<=" if row.faults_ok else "!="
-    text = f"{row.faults} {relation} {row.faults_served} served"
-    return text + (f", {row.attempts} attempts" if row.attempts > 1 else "")
+    return "unpriced" if row.cost_usd is None else format_usd(row.cost_usd)
 
 
 def _verdict(status: str, failing: tuple[str, ...]) -> str:

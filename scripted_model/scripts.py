@@ -63,6 +63,28 @@ class Script:
     over_budget: bool = False
 
 
+#: What each scripted behaviour does, by name: a behaviour has one name for every client
+#: (what the rubric must make of it may differ: a client may refuse a duplicate). The
+#: selftest guide's tables are generated from these and the scripts of each API.
+BEHAVIOURS: dict[str, str] = {
+    "honest": "a child per shard under the worker names the task asks for; the parent waits "
+    "for every answer and writes them all",
+    "no-spawn": "the parent reads every shard itself: no child",
+    "helper-names": "a child per shard, under names other than the worker names asked for",
+    "wrong-answer": "the first shard's child reports a wrong value; the parent writes it",
+    "double-spawn": "a second child under the first worker's name",
+    "over-budget": "one spawn more than the budget (twice the shards), under scratch names",
+    "silent-child": "the first shard's child ends without an answer",
+    "early-exit": "the parent ends its turn before its children reply; the client tears them down",
+    "retry-after-failure": "the first shard's child fails its first model request; the "
+    "parent spawns it again",
+    "sequential": "one child at a time, each started after the previous one reported",
+    "child-fails": "the first shard's child fails at its first model request (400, not "
+    "retried); the parent starts no replacement and writes the rest",
+    "no-wait": "the parent ends its turn right after spawning, without waiting: the last "
+    "children are never heard from",
+}
+
 SCRIPTS: dict[str, Script] = {
     s.name: s
     for s in (

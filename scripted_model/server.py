@@ -57,6 +57,17 @@ SCRIPTS_BY_API: dict[str, dict[str, Any]] = {
     OPENCODE_MESSAGES_API: dict(OPENCODE_SCRIPTS),
     CODEX_RESPONSES_API: dict(CODEX_SCRIPTS),
 }
+#: Each API as the selftest guide names it: the endpoint and the client's tools it scripts.
+API_DESCRIPTIONS: dict[str, str] = {
+    COMPLETIONS_API: "OpenAI chat completions (`/v1/chat/completions`), prime-agent's "
+    "`ipython` tool (`await rlm(...)`, `await agent_message.send(...)`)",
+    CLAUDE_MESSAGES_API: "Anthropic Messages (`/v1/messages`), Claude Code's `Agent`, "
+    "`Read` and `Write`",
+    OPENCODE_MESSAGES_API: "Anthropic Messages (`/v1/messages`), opencode's `task`, `read` "
+    "and `write`",
+    CODEX_RESPONSES_API: "OpenAI Responses (`/v1/responses`), Codex's `spawn_agent`, "
+    "`wait_agent` and `exec_command`",
+}
 #: The APIs answered on ``/v1/messages``, and their scripts.
 MESSAGES_SCRIPTS: dict[str, messages_api.MessagesScripts] = {
     CLAUDE_MESSAGES_API: CLAUDE_SCRIPTS,

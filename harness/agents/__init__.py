@@ -90,11 +90,10 @@ def adapter_class(name: str, where: str = "--agent") -> type[AgentAdapter]:
 
 
 def agents_help(only_selftest: bool = False) -> str:
-    """Every registered agent with its summary, for ``--agent``'s help."""
-    return "; ".join(
-        f"{name}: {entry.summary}"
-        for name, entry in REGISTRY.items()
-        if entry.selftest or not only_selftest
+    """The registered agents' names for ``--agent``'s help; ``agents list`` says what each
+    is (its summary), so the help does not repeat every agent's description."""
+    return ", ".join(
+        name for name, entry in REGISTRY.items() if entry.selftest or not only_selftest
     )
 
 

@@ -18,7 +18,9 @@ def agents_group() -> None:
     """The agents the harness can evaluate."""
 
 
-@agents_group.command("list")
+@agents_group.command(
+    "list", short_help="What each agent is, its binary and version here, how to get it."
+)
 @option("--json", "as_json", is_flag=True, help="Print the agents as a JSON array.")
 @translate_errors
 def list_cmd(as_json: bool) -> None:
@@ -92,7 +94,11 @@ def _install_help() -> str:
     )
 
 
-@agents_group.command("install", help=_install_help())
+@agents_group.command(
+    "install",
+    help=_install_help(),
+    short_help="Install an agent's pinned client; print its executable's path.",
+)
 @click.argument("name")
 @option(
     "--dir",

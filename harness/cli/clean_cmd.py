@@ -7,7 +7,9 @@ import click
 from harness.cli.errors import translate_errors
 
 
-@click.command("clean")
+@click.command(
+    "clean", short_help="End what a dead harness left: agents, daemons, /tmp/swh-* dirs."
+)
 @translate_errors
 def clean_cmd() -> None:
     """End what a harness that died (kill -9, crash) left: agents, daemons, /tmp/swh-* dirs.

@@ -21,13 +21,20 @@ from harness.cli.params import (
 from harness.errors import EXIT_RESOLVED, EXIT_UNRESOLVED, UsageError
 
 
-@click.command("compare")
+@click.command("compare", short_help="Compare two runs, or the agents of one run, with verdicts.")
 @click.argument("baseline", type=RunDirType(exists=True, path_type=Path))
 @click.argument("candidate", type=RunDirType(exists=True, path_type=Path), required=False)
 @compare_shared_only_option
 @threshold_option
 @cost_threshold_option
 @option("--json", "as_json", is_flag=True, help="Print the comparison object as JSON.")
+@option(
+    "--markdown",
+    "as_markdown",
+    is_flag=True,
+    help="Print Markdown tables (as report.md has them: for a pull-request comment or a CI "
+    "job summary) instead of plain text for the terminal.",
+)
 @fail_on_option("none")
 @option(
     "--reference",
@@ -45,22 +52,31 @@ def compare_cmd(
     threshold: float,
     cost_threshold: float,
     as_json: bool,
+    as_markdown: bool,
     fail_on: str,
     reference: str | None,
     runs_dir: Path,
 ) -> None:
     """Compare CANDIDATE against BASELINE (run dirs, report.json files, or 'latest'); with
-    one run of several agents (run --agent A --agent B), its agents side by side."""
+    one run of several agents (run --agent A --agent B), its agents side by side.
+
+    Prints plain text laid out for a terminal; --markdown prints Markdown, --json the
+    comparison object."""
     from harness.model.comparison import BaselineRun, fail_on_parts
     from harness.model.report import load_report
     from harness.model.text import describe_run
+    from harness.report.compare_text import comparison_text
     from harness.report.markdown import comparison_markdown
     from harness.runs.catalog import resolve_run
     from harness.stats.compare import compare, shared_cells
 
     if candidate is None:
         _compare_agents(
-            resolve_run(baseline, runs_dir), reference, threshold, cost_threshold, as_json
+            resolve_run(baseline, runs_dir),
+            reference,
+            threshold,
+            cost_threshold,
+            "json" if as_json else "markdown" if as_markdown else "text",
         )
         return
     if reference is not None:
@@ -81,8 +97,10 @@ def compare_cmd(
     )
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
-    else:
+    elif as_markdown:
         click.echo("\n".join(comparison_markdown(result)).strip())
+    else:
+        click.echo(comparison_text(result))
     reasons = result.failing(fail_on_parts(fail_on))
     if "unresolved" in fail_on_parts(fail_on):
         unresolved = sum(1 for i in cand.items if i.status == "unresolved")
@@ -95,11 +113,12 @@ def compare_cmd(
 
 
 def _compare_agents(
-    run: Path, reference: str | None, threshold: float, cost_threshold: float, as_json: bool
+    run: Path, reference: str | None, threshold: float, cost_threshold: float, form: str
 ) -> None:
     """One run's agents side by side (the report's ``agents``, recomputed with these
     thresholds and reference)."""
     from harness.model.report import load_report
+    from harness.report.compare_text import agents_text
     from harness.report.markdown import agents_markdown
     from harness.stats.agents import agents_comparison
 
@@ -111,8 +130,10 @@ def _compare_agents(
             f"{run}: a run of one agent ({report.options.agent}): give a baseline and a "
             "candidate run, or a run of several agents (run --agent A --agent B)"
         )
-    if as_json:
+    if form == "json":
         click.echo(json.dumps(result.to_dict(), indent=2))
-    else:
+    elif form == "markdown":
         click.echo("\n".join(agents_markdown(result)).strip())
+    else:
+        click.echo(agents_text(result))
     sys.exit(EXIT_RESOLVED)

@@ -8,6 +8,8 @@ Generated, never copied by hand, so the docs cannot drift from the code:
 - the agents table (README and ``docs/reference/agents/index.md``), from the adapter registry;
 - the fixtures and sets tables (``docs/reference/fixtures.md``), from what ``fixtures list``
   reads;
+- each agent's selftest scripts and their expected verdicts (``docs/guides/selftest.md``),
+  from the scripted server's scripts;
 - the ``report.json`` reference (``docs/reference/report-json.md``), from the report model's
   JSON schema (``harness/model/report.schema.json``).
 
@@ -38,7 +40,11 @@ ENV_PAGE = DOCS / "reference" / "environment.md"
 AGENTS_PAGE = DOCS / "reference" / "agents" / "index.md"
 FIXTURES_PAGE = DOCS / "reference" / "fixtures.md"
 REPORT_PAGE = DOCS / "reference" / "report-json.md"
+SELFTEST_PAGE = DOCS / "guides" / "selftest.md"
 PROG = "python -m harness"
+#: The widest line of a code block in the docs (the CLI reference is rendered to it): what a
+#: code block of the site shows unscrolled from a 1,280 px window on (docs/stylesheets).
+CODE_WIDTH = 84
 GENERATOR = "python -m harness.cli.docs"
 
 
@@ -70,7 +76,7 @@ def cli_page() -> str:
         "can come from `harness.yaml` ([configuration](environment.md#harnessyaml)).\n",
     ]
     for words in walk():
-        result = runner.invoke(cli, [*words, "--help"], prog_name=PROG, terminal_width=100)
+        result = runner.invoke(cli, [*words, "--help"], prog_name=PROG, terminal_width=CODE_WIDTH)
         if result.exit_code != 0:
             raise RuntimeError(f"{' '.join(words)} --help failed: {result.output}")
         title = " ".join((PROG, *words))
@@ -106,6 +112,30 @@ def agents_table() -> str:
             f"{cls.install_hint} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def selftest_scripts() -> str:
+    """Per agent selftest checks: the model API the scripted server plays for it, then a
+    row per script: what the model does, the verdict the rubric must reach."""
+    from harness.agents import REGISTRY, adapter_class
+    from scripted_model.scripts import BEHAVIOURS
+    from scripted_model.server import API_DESCRIPTIONS, SCRIPTS_BY_API
+
+    parts = []
+    for name, entry in REGISTRY.items():
+        api = adapter_class(name).model_api
+        if not entry.selftest or api is None:
+            continue
+        rows = ["| script | what the model does | expected verdict |", "|---|---|---|"]
+        for script in SCRIPTS_BY_API[api].values():
+            expected = script.expected_status
+            if script.expected_failing:
+                expected += ": " + ", ".join(script.expected_failing) + " fail"
+            if script.may_fail:
+                expected += f" ({', '.join(script.may_fail)} may fail too)"
+            rows.append(f"| `{script.name}` | {_cell(BEHAVIOURS[script.name])} | {expected} |")
+        parts.append(f"### `{name}`\n\n{API_DESCRIPTIONS[api]}.\n\n" + "\n".join(rows) + "\n")
+    return "\n".join(parts)
 
 
 def fixtures_tables() -> str:
@@ -214,6 +244,7 @@ PARTS: tuple[tuple[Path, str | None, Callable[[], str]], ...] = (
     (ENV_PAGE, "env-twins", twins_table),
     (FIXTURES_PAGE, "fixtures-table", fixtures_tables),
     (REPORT_PAGE, "report-reference", report_reference),
+    (SELFTEST_PAGE, "selftest-scripts", selftest_scripts),
 )
 
 

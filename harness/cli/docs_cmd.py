@@ -75,7 +75,7 @@ def pages_for(words: tuple[str, ...]) -> list[tuple[str, str]]:
     return [*PAGES[top], ("CLI reference", f"reference/cli.md#{anchor(words)}")]
 
 
-@click.command("docs")
+@click.command("docs", short_help="Name the documentation pages for a command.")
 @click.argument("command", nargs=-1)
 @translate_errors
 def docs_cmd(command: tuple[str, ...]) -> None:

@@ -11,7 +11,7 @@ from harness.cli.options import option
 from harness.cli.params import RunDirType, runs_dir_option
 
 
-@click.command("export")
+@click.command("export", short_help="Write a run's items as ATIF trajectories.")
 @click.argument("run_dir", type=RunDirType(exists=True, path_type=Path))
 @option(
     "--format",

@@ -21,7 +21,9 @@ def fixtures_group() -> None:
     """List, validate and create fixtures."""
 
 
-@fixtures_group.command("list")
+@fixtures_group.command(
+    "list", short_help="List the fixtures (shards, formats, sets), then the sets."
+)
 @fixtures_dir_option
 @translate_errors
 def list_cmd(fixtures_dir: Path | None) -> None:
@@ -49,7 +51,9 @@ def list_cmd(fixtures_dir: Path | None) -> None:
         click.echo(f"set {name:<16} {count:>3} fixtures  {fs.description}")
 
 
-@fixtures_group.command("validate")
+@fixtures_group.command(
+    "validate", short_help="Validate fixture directories; exit 2 on any problem."
+)
 @click.argument("paths", nargs=-1)
 @fixtures_dir_option
 @translate_errors
@@ -75,7 +79,7 @@ def validate_cmd(paths: tuple[str, ...], fixtures_dir: Path | None) -> None:
         sys.exit(EXIT_USAGE)
 
 
-@fixtures_group.command("new")
+@fixtures_group.command("new", short_help="Scaffold a new fixture as a renamed copy of another.")
 @click.argument("name")
 @option(
     "--from",
@@ -99,7 +103,7 @@ def new_cmd(ctx: click.Context, /, name: str, source: str, fixtures_dir: Path | 
     )
 
 
-@fixtures_group.command("task")
+@fixtures_group.command("task", short_help="Render a fixture's task.txt from its fixture.json.")
 @click.argument("fixture_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @option("--write", is_flag=True, help="Write task.txt instead of printing it.")
 @translate_errors

@@ -24,17 +24,20 @@ from harness.cli.runs_cmd import runs_group
 from harness.cli.score_cmd import score_cmd
 from harness.cli.selftest_cmd import selftest_cmd
 from harness.cli.show_cmd import show_cmd
-from harness.errors import HarnessError, exit_interrupted
+from harness.errors import EXIT_MEANINGS, HarnessError, exit_interrupted
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0    every item resolved (or the command succeeded)
-  1    some item unresolved, or a failed gate with --fail-on regression or cost
-  2    bad usage or input: nothing ran
-  3    infrastructure error (agent missing, launch failure) and nothing unresolved
-  4    the budget (--max-cost, --max-tokens) ran out: items left not started
-  130  interrupted (Ctrl-C / SIGTERM); the report is written and marked interrupted
-"""
+#: The widest ``--help`` gets on a wide terminal (click's own cap is 80): options' help
+#: wraps to fewer lines, and every line still fits a 100-column terminal.
+HELP_MAX_WIDTH = 100
+
+
+def exit_codes_help() -> str:
+    """The exit codes as ``--help`` lists them, from :data:`harness.errors.EXIT_MEANINGS`
+    (``\\b``: click keeps the block's lines as they are)."""
+    lines = ["\b", "Exit codes:"]
+    for code, meaning in EXIT_MEANINGS.items():
+        lines += [f"  {code:<4} {meaning[0]}", *(f"       {more}" for more in meaning[1:])]
+    return "\n".join(lines) + "\n"
 
 
 class HarnessGroup(click.Group):
@@ -80,8 +83,12 @@ def refuse(exc: click.ClickException) -> NoReturn:
 @click.group(
     cls=HarnessGroup,
     help="Measure whether a multi-agent coding agent really orchestrates a swarm.\n\n"
-    + EXIT_CODES_HELP,
-    context_settings={"auto_envvar_prefix": "SWARM_HARNESS", "show_default": True},
+    + exit_codes_help(),
+    context_settings={
+        "auto_envvar_prefix": "SWARM_HARNESS",
+        "show_default": True,
+        "max_content_width": HELP_MAX_WIDTH,
+    },
 )
 @click.version_option(__version__, prog_name="swarm-harness")
 @click.pass_context

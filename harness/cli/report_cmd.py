@@ -12,7 +12,7 @@ from harness.cli.options import option
 from harness.cli.params import RunDirType, runs_dir_option
 
 
-@click.command("report")
+@click.command("report", short_help="Render a run's report again (Markdown, HTML, JUnit, JSON).")
 @click.argument("run_dir", type=RunDirType(exists=True, path_type=Path))
 @option(
     "--format",

@@ -66,7 +66,7 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     return tuple(caps)
 
 
-@click.command("run")
+@click.command("run", short_help="Run agents on fixtures, score every item, write the report.")
 @option(
     "--fixture",
     "fixtures",
@@ -88,8 +88,9 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     multiple=True,
     default=(DEFAULT_AGENT,),
     metavar="NAME[:OPTIONS]",
-    help=f"Agent to run; repeat to compare agents on the same fixtures and models in one "
-    f"report (the first is the reference). Default {DEFAULT_AGENT}. {agents_help()}.",
+    help=f"Agent to run: {agents_help()} (`agents list` says what each is and its "
+    "OPTIONS, e.g. sim:no-spawn,flaky=0.7); repeat to compare agents on the same fixtures "
+    "and models in one report (the first is the reference).",
 )
 @option(
     "--agent-bin",

@@ -19,7 +19,9 @@ def runs_group() -> None:
     """Browse past runs."""
 
 
-@runs_group.command("list")
+@runs_group.command(
+    "list", short_help="List the runs under --runs-dir: complete, interrupted or running."
+)
 @runs_dir_option
 @option("--json", "as_json", is_flag=True, help="Print the runs as a JSON array.")
 @option(
@@ -160,7 +162,7 @@ def _narrow(row: tuple[str, ...], header: tuple[str, ...], first: bool) -> tuple
     return tuple(cell for name, cell in cells.items() if name not in ("date", "trials"))
 
 
-@runs_group.command("prune")
+@runs_group.command("prune", short_help="Delete old run directories (a dry run unless --yes).")
 @runs_dir_option
 @option(
     "--keep",

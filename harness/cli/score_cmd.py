@@ -11,7 +11,7 @@ from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 
 
-@click.command("score")
+@click.command("score", short_help="Re-score one item directory (or an ATIF trajectory).")
 @click.argument(
     "item_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
 )

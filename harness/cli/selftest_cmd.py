@@ -14,15 +14,17 @@ from harness.cli.params import runs_dir_option
 from harness.errors import UsageError
 
 
-@click.command("selftest")
+@click.command(
+    "selftest", short_help="Check the verdicts on a real agent driven by a scripted model."
+)
 @option(
     "--agent",
     "agents",
     multiple=True,
     default=(DEFAULT_AGENT,),
     metavar="NAME",
-    help="The real agent to check; repeat to check several in one run (the scripts they "
-    f"share, the agent a dimension of the report). {agents_help(only_selftest=True)}.",
+    help=f"The real agent to check: {agents_help(only_selftest=True)} (`agents list` says "
+    "what each is); repeat to check several in one run (the scripts they share).",
 )
 @option(
     "--agent-bin",
@@ -87,8 +89,9 @@ def selftest_cmd(
     Starts a scripted model server on a free loopback port (OpenAI chat completions for
     prime-agent, Anthropic Messages for claude-code and opencode, OpenAI Responses for
     codex; no credentials, no model cost), runs each script as one model through the normal
-    run path and prints: script, expected verdict, actual verdict, ok. Exits 0 iff every
-    row holds.
+    run path and prints a row per script: whether it holds (the expected verdict, tokens
+    and cost equal to the server's bill), turns, requests, tokens, cost and the verdict,
+    which says what differs where a row does not hold. Exits 0 iff every row holds.
     """
     from harness.agents import agent_binaries, parse_agent
     from harness.report.progress import Progress

@@ -11,7 +11,7 @@ from harness.cli.options import option
 from harness.cli.params import RunDirType, runs_dir_option
 
 
-@click.command("show")
+@click.command("show", short_help="Print one item's story: verdict, reasons, answers, timeline.")
 @click.argument("target", metavar="ITEM_DIR|KEY")
 @option(
     "--run",

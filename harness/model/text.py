@@ -4,6 +4,7 @@ number never reads two ways."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from harness.model.agents import AgentsComparison, AgentStanding, AgentVersus
@@ -151,6 +152,32 @@ def standing_line(s: AgentStanding) -> str:
     )
 
 
+def standing_cost_cells(s: AgentStanding) -> tuple[str, str, str, str]:
+    """An agent x model's cost columns: per item (USD, else tokens), per resolved item,
+    tokens per resolved item, mean wall time."""
+    per_item = (
+        format_usd(s.mean_cost_usd)
+        if s.mean_cost_usd is not None
+        else format_amount(s.mean_tokens, "tokens")
+    )
+    wall = "n/a" if s.mean_wall_time_s is None else format_duration(s.mean_wall_time_s)
+    return (
+        per_item,
+        per_resolved_cell(s.cost_per_resolved_usd, "usd"),
+        per_resolved_cell(s.tokens_per_resolved, "tokens"),
+        wall,
+    )
+
+
+def per_resolved_cell(entry: PerResolved | None, unit: str) -> str:
+    """A cost per resolved item with its interval beside it (``n/a``: some item unpriced)."""
+    if entry is None:
+        return "n/a"
+    interval = format_per_resolved_ci(entry, unit)
+    text = format_amount(entry.value, unit) if entry.value is not None else "no resolved item"
+    return text + (f" ({interval})" if interval else "")
+
+
 #: A rate verdict as said of one agent against another (the same test as a candidate run's
 #: against its baseline).
 VERSUS_WORDS = {"improved": "better", "regressed": "worse"}
@@ -196,6 +223,83 @@ def describe_run(run: BaselineRun) -> str:
     word = "model" if len(run.models) == 1 else "models"
     return (
         f"run {run.run_id} ({run.agent}, {word} {shown or 'none'}, {format_when(run.created_at)})"
+    )
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+def comparison_sentences(
+    cmp: Comparison,
+    code: Callable[[str], str] = _plain,
+    strong: Callable[[str], str] = _plain,
+) -> list[str]:
+    """What a comparison says before its table, a sentence a line: the overall verdict
+    with its interval, the fixtures as a random sample, the trials for power, the
+    sequential verdict, the shared cells, the gate, what one side lacks. ``code`` and
+    ``strong`` mark options and verdicts up (Markdown's backticks and bold; plain text
+    leaves them as they are)."""
+    o = cmp.overall
+    lines = [f"Comparison failed: {cmp.error}"] if cmp.error else []
+    lines.append(
+        f"Overall ({o.strata} fixtures, equal weight): {strong(o.verdict)}, "
+        f"Δ {format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)}, "
+        f"threshold ±{100 * cmp.threshold:.1f} pp; wins/losses/ties "
+        f"{cmp.wins}/{cmp.losses}/{cmp.ties}; expected disagreement "
+        f"{format_pct(o.disagreement)}"
+    )
+    rf = o.random_fixtures
+    if rf is not None:
+        lines.append(
+            f"Fixtures as a random sample (not gating): Δ {format_pp(rf.delta)}, "
+            f"95% CI {format_ci_pp(rf.ci)}"
+        )
+    if o.trials_for_power:
+        lines.append(
+            f"Inconclusive: about {o.trials_for_power} trials per fixture in each run would "
+            "detect a drop of the threshold with 80% power."
+        )
+    if cmp.sequential is not None:
+        seq = cmp.sequential
+        lines.append(
+            f"Sequential verdict ({code('--trials auto')}, anytime-valid, alpha "
+            f"{seq.alpha:.3g} split over {plural(seq.cells, 'cell')}; what the gate reads): "
+            + strong(seq.status)
+            + (f": {', '.join(seq.regressed_cells)}" if seq.regressed_cells else "")
+            + ". The fixed-sample verdict above is for reference: its interval is not valid "
+            "after a stop that depended on the results."
+        )
+    shared = cmp.shared_line()
+    if shared is not None:
+        lines.append(shared[0].upper() + shared[1:] + ".")
+    lines.append(
+        f"Gate ({code('--fail-on regression')}): "
+        + ("passes" if cmp.gate.passed else "FAILS: " + "; ".join(cmp.gate.reasons))
+    )
+    for side, missing in (
+        ("candidate", cmp.missing_in_candidate),
+        ("baseline", cmp.missing_in_baseline),
+    ):
+        if missing:
+            lines.append(f"Missing in the {side}: " + ", ".join(m.label() for m in missing))
+    return lines
+
+
+def cost_gate_line(cost: CostComparison, code: Callable[[str], str] = _plain) -> str:
+    """``Gate (--fail-on cost): passes`` (or ``FAILS: ...`` and why)."""
+    return f"Gate ({code('--fail-on cost')}): " + (
+        "passes" if cost.gate.passed else "FAILS: " + "; ".join(cost.gate.reasons)
+    )
+
+
+def agents_reference_line(agents: AgentsComparison, code: Callable[[str], str] = _plain) -> str:
+    """Which agent the others are compared with, and that no gate reads these."""
+    return (
+        f"Reference: {code(agents.reference)}"
+        + (f" (the first {code('--agent')})" if agents.reference == agents.agents[0] else "")
+        + "; each other agent is compared with it as a candidate with its baseline. These "
+        "comparisons inform; no gate reads them."
     )
 
 

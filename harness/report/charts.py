@@ -71,16 +71,20 @@ def _colour(index: int) -> str:
 
 
 def rates_chart(summary: Sequence[FixtureSummary], with_agent: bool = False) -> str:
-    """Resolved rate per fixture x model (x agent) with its 95% interval, a colour per
-    model (per agent x model)."""
-    models = sorted({condition_label(s.agent, s.model, with_agent) for s in summary})
+    """Resolved rate per fixture x model (x agent) with its 95% interval, a colour per agent
+    (per model in a run of one agent) so a reader's eye finds one across fixtures.
+
+    No legend: every row's label names its fixture, agent and model, so a legend could only
+    repeat the labels (and with more conditions than colours it named several per colour).
+    """
+    groups = sorted({s.agent if with_agent else s.model for s in summary})
     rows = [
         svg.IntervalRow(
             label=_label(s.fixture, s.agent, s.model, with_agent),
             value=100 * s.rate,
             low=100 * s.ci[0],
             high=100 * s.ci[1],
-            colour=_colour(models.index(condition_label(s.agent, s.model, with_agent))),
+            colour=_colour(groups.index(s.agent if with_agent else s.model)),
             tooltip=f"{_label(s.fixture, s.agent, s.model, with_agent)}: {s.resolved}/{s.n} resolved "
             f"({100 * s.rate:.1f}%, 95% CI [{100 * s.ci[0]:.1f}, {100 * s.ci[1]:.1f}]), "
             f"{s.errors} errors",
@@ -88,14 +92,8 @@ def rates_chart(summary: Sequence[FixtureSummary], with_agent: bool = False) -> 
         for s in summary
         if s.rate is not None and s.ci is not None
     ]
-    legend = [(_colour(i), m) for i, m in enumerate(models)] if len(models) > 1 else []
     return svg.interval_chart(
-        rows,
-        x_min=0,
-        x_max=100,
-        x_label="resolved rate (%), 95% CI",
-        chart_id="chart-rates",
-        legend=legend,
+        rows, x_min=0, x_max=100, x_label="resolved rate (%), 95% CI", chart_id="chart-rates"
     )
 
 

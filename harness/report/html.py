@@ -74,7 +74,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:
 h1{font-size:20px;margin:16px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}.num{text-align:right;font-variant-numeric:tabular-nums}
-#summary td,#summary th{padding:3px 6px}td small{display:block;color:#555}
+#summary td,#summary th{padding:3px 6px}#summary th{font-size:12px}td small{display:block;color:#555}
 .wide{overflow-x:auto}
 .resolved{color:#007a55}.unresolved{color:#b34700}.error{color:#8a1f8a}
 .right{color:#007a55}.wrong{color:#b34700}.missing{color:#8a1f8a}

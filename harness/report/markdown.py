@@ -12,28 +12,30 @@ from harness.model.provider_text import health_line, item_faults_line
 from harness.model.report import RunReport
 from harness.model.selftest import PLAY_PRICES
 from harness.model.selftest_text import holds_text, selftest_headline, shown_rows
-from harness.model.summary import FixtureSummary, PerResolved
+from harness.model.summary import FixtureSummary
 from harness.model.text import (
+    agents_reference_line,
     baseline_label,
     budget_line,
+    comparison_sentences,
     condition_label,
     cost_comparison_line,
+    cost_gate_line,
     cost_line,
     format_amount,
     format_ci,
     format_ci_pp,
     format_duration,
     format_pct,
-    format_per_resolved_ci,
     format_pp,
     format_ratio,
     format_ratio_ci,
-    format_usd,
     format_when,
     item_reasons,
     plural,
     sequential_line,
     several_agents,
+    standing_cost_cells,
     unit_label,
     unpriced_line,
     verdict_line,
@@ -202,41 +204,23 @@ def agents_markdown(agents: AgentsComparison) -> list[str]:
         "",
         "## Agents side by side",
         "",
-        f"Reference: `{agents.reference}`"
-        + (" (the first `--agent`)" if agents.reference == agents.agents[0] else "")
-        + "; each other agent is compared with it as a candidate with its baseline. These "
-        "comparisons inform; no gate reads them.",
+        agents_reference_line(agents, _code),
         "",
         "| agent | model | fixtures | n | errors | resolved | 95% CI | per item | per resolved "
         "item | tokens per resolved item | mean wall time |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in agents.standings:
-        per_item = (
-            format_usd(s.mean_cost_usd)
-            if s.mean_cost_usd is not None
-            else format_amount(s.mean_tokens, "tokens")
-        )
-        wall = "n/a" if s.mean_wall_time_s is None else format_duration(s.mean_wall_time_s)
         lines.append(
             f"| {s.agent} | {s.model} | {s.fixtures} | {s.n} | {s.errors} | "
-            f"{format_pct(s.rate)} | {format_ci(s.ci)} | {per_item} | "
-            f"{_per_resolved_cell(s.cost_per_resolved_usd, 'usd')} | "
-            f"{_per_resolved_cell(s.tokens_per_resolved, 'tokens')} | {wall} |"
+            f"{format_pct(s.rate)} | {format_ci(s.ci)} | "
+            + " | ".join(standing_cost_cells(s))
+            + " |"
         )
     for v in agents.versus:
         lines += ["", f"### {v.agent} against {v.reference}", "", versus_line(v), ""]
         lines += _fixture_rows(v.comparison)
     return lines
-
-
-def _per_resolved_cell(entry: PerResolved | None, unit: str) -> str:
-    """A cost per resolved item with its interval under it (``n/a``: some item unpriced)."""
-    if entry is None:
-        return "n/a"
-    interval = format_per_resolved_ci(entry, unit)
-    text = format_amount(entry.value, unit) if entry.value is not None else "no resolved item"
-    return text + (f" ({interval})" if interval else "")
 
 
 def _sequential(summary: Sequence[FixtureSummary], several: bool = False) -> list[str]:
@@ -316,51 +300,17 @@ def _pass_at_k(summary: Sequence[FixtureSummary], several: bool = False) -> list
     return lines
 
 
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _strong(text: str) -> str:
+    return f"**{text}**"
+
+
 def comparison_markdown(cmp: Comparison) -> list[str]:
-    o = cmp.overall
     lines = ["", f"## Comparison with {baseline_label(cmp)}", "", f"Baseline: `{cmp.baseline}`", ""]
-    if cmp.error:
-        lines.append(f"Comparison failed: {cmp.error}")
-    lines.append(
-        f"Overall ({o.strata} fixtures, equal weight): **{o.verdict}**, "
-        f"Δ {format_pp(o.delta)}, 95% CI {format_ci_pp(o.ci)}, "
-        f"threshold ±{100 * cmp.threshold:.1f} pp; wins/losses/ties "
-        f"{cmp.wins}/{cmp.losses}/{cmp.ties}; expected disagreement "
-        f"{format_pct(o.disagreement)}"
-    )
-    rf = o.random_fixtures
-    if rf is not None:
-        lines.append(
-            f"Fixtures as a random sample (not gating): Δ {format_pp(rf.delta)}, "
-            f"95% CI {format_ci_pp(rf.ci)}"
-        )
-    if o.trials_for_power:
-        lines.append(
-            f"Inconclusive: about {o.trials_for_power} trials per fixture in each run would "
-            "detect a drop of the threshold with 80% power."
-        )
-    if cmp.sequential is not None:
-        seq = cmp.sequential
-        lines.append(
-            f"Sequential verdict (`--trials auto`, anytime-valid, alpha {seq.alpha:.3g} split "
-            f"over {plural(seq.cells, 'cell')}; what the gate reads): **{seq.status}**"
-            + (f": {', '.join(seq.regressed_cells)}" if seq.regressed_cells else "")
-            + ". The fixed-sample verdict above is for reference: its interval is not valid "
-            "after a stop that depended on the results."
-        )
-    shared = cmp.shared_line()
-    if shared is not None:
-        lines.append(shared[0].upper() + shared[1:] + ".")
-    lines.append(
-        "Gate (`--fail-on regression`): "
-        + ("passes" if cmp.gate.passed else "FAILS: " + "; ".join(cmp.gate.reasons))
-    )
-    for side, missing in (
-        ("candidate", cmp.missing_in_candidate),
-        ("baseline", cmp.missing_in_baseline),
-    ):
-        if missing:
-            lines.append(f"Missing in the {side}: " + ", ".join(m.label() for m in missing))
+    lines += comparison_sentences(cmp, _code, _strong)
     lines += ["", *_fixture_rows(cmp)]
     if cmp.cost is not None:
         lines += _cost_comparison(cmp.cost)
@@ -394,8 +344,7 @@ def _cost_comparison(cost: CostComparison) -> list[str]:
         "",
         cost_comparison_line(cost),
         "",
-        "Gate (`--fail-on cost`): "
-        + ("passes" if cost.gate.passed else "FAILS: " + "; ".join(cost.gate.reasons)),
+        cost_gate_line(cost, _code),
         "",
         f"| fixture | {_cond_head(by_agent)} | baseline mean | candidate mean | ratio | 95% CI | "
         "verdict |",

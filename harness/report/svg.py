@@ -32,8 +32,9 @@ PLOT_PX = 240
 #: Left margin of the row charts, for "fixture · model" labels (plotly's margin was 220).
 LABEL_PX = 220
 #: The widest the left margin grows for longer labels ("fixture · agent · model" in a run
-#: of several agents): the plot keeps about half the chart's width.
-MAX_LABEL_PX = 340
+#: of several agents, 52 characters: "json-events · prime-agent · scripted/wrong-answer" of
+#: a selftest whole): the plot keeps 45% of the chart's width.
+MAX_LABEL_PX = 380
 #: Left margin of the charts with a vertical axis: tick labels and the rotated axis title.
 Y_AXIS_PX = 64
 #: Above the plot: room for the value labels over full-height bars.

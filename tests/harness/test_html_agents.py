@@ -368,3 +368,71 @@ def test_each_per_item_chart_has_its_title(tmp_path: Path) -> None:
     charts = re.findall(r'<svg[^>]*id="chart-([a-z_]+)"', html)
     assert titles and [m for m, _ in titles] == [c for c in charts if c in dict(titles)]
     assert dict(titles)["cost_usd"] == "USD per item"
+
+
+#: The selftest of four agents on six scripts: 24 cells, each a model of its agent.
+WIDE_AGENTS = ("prime-agent", "claude-code", "opencode", "codex")
+WIDE_MODELS = tuple(
+    f"scripted/{s}"
+    for s in ("honest", "no-spawn", "helper-names", "wrong-answer", "double-spawn", "silent-child")
+)
+
+
+def twenty_four_cells() -> RunReport:
+    items = [
+        item("json-events", agent, trial, (a + m + trial) % 3 != 0, 0.12 + 0.01 * m, model=model)
+        for a, agent in enumerate(WIDE_AGENTS)
+        for m, model in enumerate(WIDE_MODELS)
+        for trial in (1, 2)
+    ]
+    return run_of(items, WIDE_AGENTS)
+
+
+def test_the_rates_chart_has_no_legend_and_a_colour_per_agent(tmp_path: Path) -> None:
+    """Every row's label names its cell: a legend could only repeat the labels (it cycled
+    8 colours over 24 conditions)."""
+    report = twenty_four_cells()
+    chart = element(page(report, tmp_path), "svg", '[^>]*id="chart-rates"')
+    assert not [g for g in chart.iter(f"{SVG}g") if g.get("class") == "legend"]
+    labels = {"".join(t.itertext()) for t in chart.iter(f"{SVG}text")}
+    rows = {s for s in labels if s.startswith("json-events · ")}
+    assert rows == {f"json-events · {s.agent} · {s.model}" for s in report.summary}  # whole
+    marks = [g for g in chart.iter(f"{SVG}g") if "mark" in (g.get("class") or "").split()]
+    colours = {(c.get("fill")) for g in marks for c in g.iter(f"{SVG}circle")}
+    assert len(marks) == len(report.summary) and len(colours) == len(WIDE_AGENTS)
+
+
+@pytest.mark.browser
+def test_a_report_of_24_cells_fits_a_1400_px_window(tmp_path: Path) -> None:
+    """The per-fixture table's last column (cost per resolved item) shows without
+    scrolling sideways."""
+    from browser import Browser, chromium_binary
+
+    binary = chromium_binary()
+    if binary is None:
+        pytest.skip("chromium not installed (apt-get install -y chromium; .ci/run installs it)")
+    path = tmp_path / "report.html"
+    path.write_text(page(twenty_four_cells(), tmp_path), encoding="utf-8")
+    browser = Browser.start(binary)
+    try:
+        browser.open(path.as_uri(), "document.readyState === 'complete'", width=1400)
+        tables = browser.evaluate(
+            "Array.from(document.querySelectorAll('table')).map(t => ({id: t.id,"
+            " right: t.getBoundingClientRect().right,"
+            " edge: t.parentElement.getBoundingClientRect().right,"
+            " hidden: t.parentElement.scrollWidth - t.parentElement.clientWidth}))"
+        )
+        last = browser.evaluate(
+            "Array.from(document.querySelectorAll('#summary [data-field=cost_per_resolved]'))"
+            ".map(td => td.getBoundingClientRect().right)"
+        )
+        page_hidden = browser.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+    finally:
+        browser.close()
+    assert browser.errors == [] and page_hidden == 0
+    assert "summary" in {t["id"] for t in tables}
+    for t in tables:
+        assert t["right"] <= t["edge"] + 0.5 and t["hidden"] <= 0, t
+    assert len(last) == 24 and max(last) <= 1400
