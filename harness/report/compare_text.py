@@ -40,7 +40,8 @@ def _sentences(lines: list[str], width: int) -> list[str]:
 def comparison_text(cmp: Comparison, width: int = WIDTH) -> str:
     """The comparison's verdicts and gate, then a row per fixture x model (x agent), then
     the cost comparison."""
-    lines = [f"Comparison with {baseline_label(cmp)}", f"Baseline: {cmp.baseline}"]
+    lines = paragraph(f"Comparison with {baseline_label(cmp)}", width)
+    lines += paragraph(f"Baseline: {cmp.baseline}", width)
     lines += _sentences(comparison_sentences(cmp), width)
     lines += ["", *_fixture_table(cmp, width)]
     if cmp.cost is not None:
@@ -167,9 +168,9 @@ def agents_text(agents: AgentsComparison, width: int = WIDTH) -> str:
     lines += table(
         (*heads, "per item", "per resolved item", "tokens per resolved", "wall time"),
         costs,
-        right={first, first + 1, first + 2, first + 3},
+        right={first, first + 3},
         width=width,
-        wrap=range(first),
+        wrap={*range(first), first + 1, first + 2},  # a figure and its interval wrap
     )
     for v in agents.versus:
         lines += ["", f"{v.agent} against {v.reference}", *paragraph(versus_line(v), width)]

@@ -3,6 +3,7 @@ leaves no run directory (nothing becomes ``latest``)."""
 
 from __future__ import annotations
 
+import socket
 import stat
 from pathlib import Path
 
@@ -185,8 +186,13 @@ def test_a_real_agent_without_credentials_is_refused_before_a_run_dir_exists(
     assert "claude-code has no credentials" in line and "ANTHROPIC_API_KEY" in line
     assert nothing_written(runs)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-placeholder")  # with one, it would run
-    code, out, _ = claude_run(tmp_path, answer, "--dry-run")
-    assert code == 0 and "ok   credentials: ANTHROPIC_API_KEY" in out
+    with socket.socket() as endpoint:  # (at an endpoint it can reach)
+        endpoint.bind(("127.0.0.1", 0))
+        endpoint.listen()
+        port = endpoint.getsockname()[1]
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+        code, out, _ = claude_run(tmp_path, answer, "--dry-run")
+    assert code == 0 and "ok   credentials: ANTHROPIC_API_KEY" in out, out
 
 
 def test_a_fixture_name_typo_gets_a_did_you_mean(tmp_path: Path) -> None:
