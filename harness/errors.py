@@ -24,9 +24,9 @@ EXIT_MEANINGS: dict[int, tuple[str, ...]] = {
     EXIT_UNRESOLVED: ("an item unresolved, or a --fail-on gate failed (regression, cost)",),
     EXIT_USAGE: ("bad usage or input: nothing ran",),
     EXIT_INFRA: (
-        "infrastructure error (agent missing, launch failure, model unreachable)",
+        "infrastructure error (agent missing, launch failure, endpoint unreachable)",
         "and nothing unresolved; or the circuit breaker (--max-provider-errors)",
-        "stopped the run after K items in a row lost to the provider",
+        "stopped the run (K items in a row lost to the provider, or a refused key)",
     ),
     EXIT_BUDGET: ("the budget (--max-cost, --max-tokens) ran out: items left not started",),
     EXIT_INTERRUPTED: ("interrupted (Ctrl-C, SIGTERM): the report is written, marked so",),

@@ -31,11 +31,13 @@ TRANSIENT: Final = frozenset(
 )
 #: Kinds no later attempt gets past while the world stays as it is: the endpoint cannot be
 #: reached at all (its name does not resolve, nothing listens there) or refuses the
-#: credentials. A run that ended on one is the provider's failure, not the agent's, but
-#: retrying it only burns time: the harness never does, and its breaker stops at the first.
+#: credentials. Retrying a run that ended on one only burns time: the harness never does,
+#: and its breaker stops at the first.
 FATAL: Final = frozenset({"unreachable", "auth"})
-#: Kinds a run that ended on is lost to the provider (the agent could not get past them).
-GAVE_UP: Final = TRANSIENT | FATAL
+#: Kinds a run that ended on is lost to the provider (the agent could not get past them):
+#: the passing ones and an unreachable endpoint. Refused credentials are told apart where
+#: the model was never reached (the item's error says what gives the credentials).
+GAVE_UP: Final = TRANSIENT | {"unreachable"}
 #: Kinds that end a request after its answer began (or without saying how far it got):
 #: the provider may have billed what it generated, and the agent recorded no usage for it.
 MID_ANSWER: Final = frozenset({"stream_cut", "timeout", "unknown"})

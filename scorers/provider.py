@@ -19,9 +19,11 @@ The rule (:func:`provider_gave_up`), for a run that did not resolve:
 
 Anything else stays the agent's: a run that failed with a healthy provider, a failure the
 lost children do not explain (a wrong answer from a child that worked, a duplicate spawn),
-and a request the provider refused as malformed. A run that ended on a fault no retry
-gets past (the endpoint unreachable, the credentials refused: :data:`scorers.faults.FATAL`)
-is the provider's too, and its error quotes the client's own words for it.
+and faults that are not the provider's mood (authentication, a refused request: a run
+that never reached the model for want of credentials is an infrastructure error of its
+own, "model never reached"). A run that ended on an endpoint nobody can reach is the
+provider's too (:data:`scorers.faults.FATAL`: no retry gets past it), and its error
+quotes the client's own words for it.
 
 Stops a comparison from reporting a regression that is the provider's, not the agent's.
 """

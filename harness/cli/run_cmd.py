@@ -216,9 +216,10 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     default=DEFAULT_MAX_PROVIDER_ERRORS,
     show_default=True,
     metavar="K",
-    help="Circuit breaker: after K attempts in a row end as provider errors (a retry's "
-    "first attempts count) or cannot start, start no new item and no pending retry, write "
-    "the report and exit 3 (resumable). 0: never stop.",
+    help="Circuit breaker: after attempts of K items in a row end as provider errors (an "
+    "item's first attempt counts, before its retries) or cannot start, start no new item and "
+    "no pending retry, write the report and exit 3 (resumable); an unreachable endpoint or "
+    "refused credentials stop it at once. 0: never stop.",
 )
 @option(
     "--agent-env",

@@ -14,7 +14,7 @@ from typing import Any
 from harness.agents import LEGACY_AGENT_KIND, adapter_class, adapter_for_meta
 from harness.errors import BundleError, HarnessError
 from harness.files import open_regular
-from harness.model.item import ItemCost, ItemResult, RunFacts
+from harness.model.item import MODEL_NEVER_REACHED, ItemCost, ItemResult, RunFacts
 from harness.plan import WorkItem
 from harness.pricing import PriceTable, item_cost
 from scorers import Assessment, ItemScore
@@ -183,12 +183,12 @@ def facts_from_meta(meta: dict[str, Any], assessed: Assessment, item_dir: Path) 
         error = faults.gave_up
     elif not timed_out and not score.model_reached:
         if score.failed_assistant_messages > 0:
-            error = "model never reached: every assistant message ended in error"
+            error = f"{MODEL_NEVER_REACHED}: every assistant message ended in error"
             refused = [f for f in faults.evidence if f.kind == "auth"]
             if refused:  # say so on the console line, and what to check
                 status = f" ({refused[0].status})" if refused[0].status is not None else ""
                 error = (
-                    f"model never reached: authentication failed{status}; check "
+                    f"{MODEL_NEVER_REACHED}: authentication failed{status}; check "
                     f"{_credentials_hint(meta)}"
                 )
         elif exit_code not in (0, None):

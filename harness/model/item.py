@@ -14,6 +14,8 @@ ItemStatus = Literal["resolved", "unresolved", "error"]
 #: How an item's error begins when the provider failed and the agent could not get past it
 #: (``scorers.provider``): an error the harness retries (``run --retries``).
 PROVIDER_ERROR_PREFIX = "provider: "
+#: How an item's error begins when every model request failed (credentials refused, ...).
+MODEL_NEVER_REACHED = "model never reached"
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,17 @@ class RunFacts(Record):
 
     @property
     def fatal_fault(self) -> str | None:
-        """The kind of the fault a run lost to the provider ended on when no retry gets past
-        it (the endpoint unreachable, the credentials refused); None otherwise."""
-        if not self.lost_to_provider or self.provider_faults is None:
+        """The kind of the fault a run ended on when no retry gets past it (the endpoint
+        unreachable, the credentials refused): a run lost to the provider, or one that never
+        reached the model; None otherwise."""
+        if self.error is None or self.provider_faults is None:
             return None
         final = [f.kind for f in self.provider_faults.evidence if not f.retried]
-        return next((k for k in reversed(final) if k in FATAL), None)
+        if self.lost_to_provider:
+            return next((k for k in reversed(final) if k in FATAL), None)
+        if self.error.startswith(MODEL_NEVER_REACHED):
+            return next((k for k in final if k in FATAL), None)
+        return None
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,14 @@
 """The circuit breaker: ``run --max-provider-errors K`` stops a run the world is failing.
 
-After K *attempts* in a row (as they finish) end as errors that every next attempt would
-repeat (the provider failed them, or the agent could not even start), no new item starts
-and no pending retry runs (a retry waiting out its backoff stops waiting); running items
-finish and are kept, the report says why, and the run exits 3 so it can be resumed once
-the provider (or the binary) is back. Attempts, not items: with retries on, an item whose
-first attempt failed frees its slot for the backoff, and counting only items that used up
-their retries let a dead endpoint start every item of the run before the row was long
-enough. Any other outcome (a resolved or unresolved attempt, an error of another kind)
+After attempts of K items in a row (as they finish) end as errors that every next attempt
+would repeat (the provider failed them, or the agent could not even start), no new item
+starts and no pending retry runs (a retry waiting out its backoff stops waiting); running
+items finish and are kept, the report says why, and the run exits 3 so it can be resumed
+once the provider (or the binary) is back. Attempts, not finished items: with retries on,
+an item whose first attempt failed frees its slot for the backoff, and counting only items
+that used up their retries let a dead endpoint start every item of the run before the row
+was long enough. K items, not K attempts: one unlucky item's own retries failing in a row
+(a provider failing half its requests) are not an outage. Any other outcome (a resolved or unresolved attempt, an error of another kind)
 breaks the row, unless its agent was launched before the row's first one: an attempt that
 started while the world was still well and finished after the failures began says nothing
 about the world now. An attempt that ended on a fault no retry gets past (the endpoint
@@ -23,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from harness.model.item import PROVIDER_ERROR_PREFIX, ItemResult
+from harness.model.item import MODEL_NEVER_REACHED, PROVIDER_ERROR_PREFIX, ItemResult
 from harness.model.text import plural
 
 #: How an item's error begins when its agent could not be started.
@@ -35,7 +36,7 @@ def _repeats(result: ItemResult) -> str | None:
     error = result.facts.error
     if error is None:
         return None
-    if error.startswith(PROVIDER_ERROR_PREFIX):
+    if error.startswith(PROVIDER_ERROR_PREFIX) or result.facts.fatal_fault is not None:
         return "provider"
     if error.startswith(START_ERROR_PREFIX):
         return "start"
@@ -94,20 +95,24 @@ class CircuitBreaker:
             if fatal is not None:
                 self.reason = self._fatal(fatal, result)
                 return True
-            if len(self._row) < self.limit:
+            items = len({r.key for r in self._row})
+            if items < self.limit:
                 return False
-            self.reason = self._explain(kind or "", len(self._row), result)
+            self.reason = self._explain(kind or "", len(self._row), items, result)
             return True
 
     @staticmethod
     def _fatal(kind: str, last: ItemResult) -> str:
         cause = (last.facts.error or "").removeprefix(PROVIDER_ERROR_PREFIX)
+        cause = cause.removeprefix(f"{MODEL_NEVER_REACHED}: ")
         what = "provider refused the credentials" if kind == "auth" else "provider unreachable"
         return f"{what}: {cause}; no retry gets past it"
 
     @staticmethod
-    def _explain(kind: str, count: int, last: ItemResult) -> str:
-        row = f"{plural(count, 'attempt')} in a row"
+    def _explain(kind: str, count: int, items: int, last: ItemResult) -> str:
+        row = (
+            f"{plural(count, 'attempt')}{f' (of {items} items)' if items != count else ''} in a row"
+        )
         if kind == "start":
             cause = (last.facts.error or "").removeprefix(START_ERROR_PREFIX)
             return f"agent unusable: {row} could not start ({cause})"

@@ -219,16 +219,29 @@ def test_an_item_launched_before_the_row_began_does_not_break_it() -> None:
     nothing about now; one launched after the row began does break it."""
     gone = "agent could not start: /opt/agent: no such file"
     failed = dataclasses.replace(done(2), facts=RunFacts(0.0, None, False, gone, None))
+    another = dataclasses.replace(done(3), facts=RunFacts(0.0, None, False, gone, None))
     breaker = CircuitBreaker(2)
     assert not breaker.record(failed, order=3)
     assert not breaker.record(done(1), order=2)  # launched before the row: stale news
-    assert breaker.record(failed, order=4) and breaker.tripped
+    assert breaker.record(another, order=4) and breaker.tripped
     fresh = CircuitBreaker(2)
     assert not fresh.record(failed, order=3)
     assert not fresh.record(done(1), order=4)  # ran after the row began, and resolved
     assert not fresh.record(failed, order=5) and not fresh.tripped
     unknown = CircuitBreaker(2)  # no launch order (an item that failed before its agent)
     assert [unknown.record(r) for r in (failed, done(1), failed)] == [False] * 3
+
+
+def test_one_items_own_retries_failing_in_a_row_are_not_an_outage() -> None:
+    """A provider failing half its requests fails one item's attempts three times in a row
+    now and then: that is one unlucky item, not K items in a row; a second and third item
+    failing next are."""
+    breaker = CircuitBreaker(3)
+    assert not any(breaker.record(lost(1)) for _ in range(4))
+    assert not breaker.record(lost(2))
+    assert breaker.record(lost(3)) and breaker.reason == (
+        "provider unreachable: 6 attempts (of 3 items) in a row failed with 529 overloaded"
+    )
 
 
 def test_a_breaker_of_zero_never_trips() -> None:
@@ -298,6 +311,26 @@ def test_the_breaker_trips_at_the_first_fault_no_retry_gets_past() -> None:
         "past it"
     )
     assert not CircuitBreaker(0).record(unreachable())  # 0: never
+
+
+def refused(trial: int = 1) -> ItemResult:
+    """A run that never reached the model: the provider refused the key."""
+    base = make_item("fx", trial, False, status="error")
+    error = "model never reached: authentication failed (401); check ANTHROPIC_API_KEY"
+    fault = ProviderFault("parent", "auth", 401, "401 Unauthorized: invalid x-api-key", False)
+    faults = ProviderFaults(1, {"auth": 1}, (fault,), None)
+    facts = dataclasses.replace(base.facts, error=error, provider_faults=faults)
+    return dataclasses.replace(base, facts=facts)
+
+
+def test_refused_credentials_stop_the_run_at_the_first_item() -> None:
+    """401/403: every next item would be refused the same way."""
+    assert refused().facts.fatal_fault == "auth"
+    breaker = CircuitBreaker(3)
+    assert breaker.record(refused()) and breaker.reason == (
+        "provider refused the credentials: authentication failed (401); check "
+        "ANTHROPIC_API_KEY; no retry gets past it"
+    )
 
 
 def test_show_says_a_repeated_fault_once_with_its_count() -> None:

@@ -90,11 +90,11 @@ def test_a_selftest_run_is_marked_as_one_from_its_start(tmp_path: Path) -> None:
         runs_dir=tmp_path, selftest=True,
     )  # fmt: skip
     outcome = execute_run(config)
-    assert json.loads((outcome.run_dir / RUN_FILE).read_text())["selftest"] is True
+    assert json.loads((outcome.run_dir / RUN_FILE).read_text())["options"]["selftest"] is True
     plain = execute_run(
         RunConfig(fixtures=(TINY,), models=(), agents=config.agents, runs_dir=tmp_path)
     )
-    assert "selftest" not in json.loads((plain.run_dir / RUN_FILE).read_text())
+    assert json.loads((plain.run_dir / RUN_FILE).read_text())["options"]["selftest"] is False
 
 
 def test_a_baseline_of_another_agent_and_model_is_refused_before_the_run(tmp_path: Path) -> None:

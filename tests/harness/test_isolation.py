@@ -80,7 +80,7 @@ def test_agent_never_sees_the_answer_key(tmp_path: Path, user_home: Path) -> Non
 
 
 def test_concurrent_items_share_no_workdir_socket_or_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prime_agent_key: str
 ) -> None:
     monkeypatch.setenv("SPY_SLEEP", "1.0")
     config = RunConfig(

@@ -126,16 +126,12 @@ def test_a_request_the_provider_refuses_stays_the_agents() -> None:
     assert not resolved and faults.failed_requests == 3 and faults.gave_up is None
 
 
-def test_refused_credentials_are_the_providers_and_quoted() -> None:
-    """A wrong key fails every item the same way: not the agent's failure (it would count
-    against it in every rate), and quoted in the client's words so the user knows what to
-    fix; the harness neither retries it nor runs a second item into it (``FATAL``)."""
+def test_refused_credentials_are_not_a_provider_error_to_retry() -> None:
+    """A wrong key is no passing throttle: never "lost to the provider" (which the harness
+    retries); a run that never reached the model for it is an infrastructure error of its
+    own ("model never reached: authentication failed"), which stops the run at once."""
     resolved, faults = _faults(_parent_gives_up("401 Unauthorized: invalid x-api-key"))
-    assert not resolved and faults.failed_requests == 3
-    assert faults.gave_up == (
-        "provider: 401 authentication failed ×3 in the parent, gave up "
-        "(401 Unauthorized: invalid x-api-key)"
-    )
+    assert not resolved and faults.failed_requests == 3 and faults.gave_up is None
 
 
 def test_a_failed_turn_followed_by_one_that_succeeded_is_not_giving_up() -> None:
