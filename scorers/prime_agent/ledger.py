@@ -44,6 +44,7 @@ class _Skip(Enum):
     MALFORMED = "malformed"
     IGNORED = "ignored"  # a valid op the rubric does not need (``meta``)
     UNKNOWN = "unknown"  # a forward-compatible op we do not know
+    OTHER_ROOT = "other root"  # a valid spawn by a parent not kept (``parse_ledger``'s keep)
 
 
 _SESSION_SUFFIX = ".jsonl"
@@ -79,8 +80,9 @@ def _spawn_event(
 # ------------------------------------------------------------------------ any JSON line
 
 
-def _record(obj: object, paths: _Paths) -> LedgerEvent | _Skip:
-    """One decoded ledger line as an event, or why it yields none.
+def _record(obj: object, paths: _Paths, keep: Collection[NormPath] | None) -> LedgerEvent | _Skip:
+    """One decoded ledger line as an event, or why it yields none (``keep``: as
+    :func:`parse_ledger`'s).
 
     Types are checked exactly (``type(x) is int``): JSON decodes only to exact builtins,
     and a JSON ``true`` must not pass for the integer 1 as ``isinstance`` would let it.
@@ -97,7 +99,7 @@ def _record(obj: object, paths: _Paths) -> LedgerEvent | _Skip:
     if type(v) is not int or v != 1 or type(at) is not str or type(op) is not str:
         return _Skip.MALFORMED
     if op == "spawn":
-        return _spawn(obj, at, paths)
+        return _spawn(obj, at, paths, keep)
     if op == "rename":
         return _rename(obj, at, paths)
     if op == "delete":
@@ -107,7 +109,9 @@ def _record(obj: object, paths: _Paths) -> LedgerEvent | _Skip:
     return _Skip.UNKNOWN
 
 
-def _spawn(obj: dict[str, object], at: str, paths: _Paths) -> SpawnEvent | _Skip:
+def _spawn(
+    obj: dict[str, object], at: str, paths: _Paths, keep: Collection[NormPath] | None
+) -> SpawnEvent | _Skip:
     try:
         child_id = obj["childId"]
         child = obj["child"]
@@ -125,6 +129,10 @@ def _spawn(obj: dict[str, object], at: str, paths: _Paths) -> SpawnEvent | _Skip
         or depth < 1
     ):
         return _Skip.MALFORMED
+    if keep is not None and paths[parent] not in keep:
+        # Checked before the event is built: a capped ledger of other roots' records is
+        # mostly these, and their child paths (each new) need not be normalised.
+        return _Skip.OTHER_ROOT
     return _spawn_event(paths, child_id, child, parent, depth, name, at)
 
 
@@ -171,7 +179,7 @@ def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) ->
         value = decode_json(payload)
         if value is MALFORMED and is_blank(payload):
             continue
-        result = _Skip.MALFORMED if value is MALFORMED else _record(value, paths)
+        result = _Skip.MALFORMED if value is MALFORMED else _record(value, paths, keep)
         if isinstance(result, _Skip):
             if result is _Skip.UNKNOWN:
                 unknown += 1
@@ -179,6 +187,6 @@ def parse_ledger(stream: IO[bytes], keep: Collection[NormPath] | None = None) ->
                 malformed += 1
             elif result is _Skip.MALFORMED:
                 torn = True
-        elif type(result) is not SpawnEvent or keep is None or result.parent in keep:
+        else:
             events.append(result)
     return LedgerParse(tuple(events), malformed, unknown, torn)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from scorers.prime_agent import ledger
 from scorers.prime_agent.ledger import parse_ledger
 from scorers.records import DeleteEvent, LedgerParse, RenameEvent, SpawnEvent
 
@@ -234,3 +236,56 @@ def test_unusual_but_valid_json_is_judged_field_by_field(
 )
 def test_near_canonical_lines_that_are_not_json_are_malformed(line: bytes) -> None:
     assert (parse(line).events, parse(line).malformed_lines) == ((), 1)
+
+
+# ------------------------------------------------------------------ another root's spawns
+
+OURS = "/s/sessions/p.jsonl"
+THEIRS = "/s/sessions/other.jsonl"
+
+
+def _mixed_ledger() -> bytes:
+    """Spawns of two roots, their renames and deletes, and bad lines of every kind."""
+    lines = [json.dumps(META).encode()]
+    for i in range(6):
+        parent = OURS if i % 2 else THEIRS
+        child = f"/s/session-artifacts/{i}/sub-{i}/{i}.jsonl"
+        spawn = SPAWN | {"childId": f"sub-{i}", "parent": parent, "child": child}
+        lines += [json.dumps(spawn).encode(), json.dumps(RENAME | {"child": child}).encode()]
+    lines += [
+        json.dumps(SPAWN | {"parent": THEIRS, "depth": 0}).encode(),  # malformed, their root
+        json.dumps(SPAWN | {"parent": THEIRS, "name": None}).encode(),
+        json.dumps({"v": 1, "op": "fork", "at": "t"}).encode(),  # unknown op
+        b"not json",
+        json.dumps(SPAWN | {"parent": THEIRS}).encode()[:-1],  # torn tail
+    ]
+    return b"\n".join(lines)
+
+
+def test_kept_roots_parse_as_the_whole_ledger_cut_to_them() -> None:
+    data = _mixed_ledger()
+    whole = parse_ledger(io.BytesIO(data))
+    kept = parse_ledger(io.BytesIO(data), keep={OURS.lstrip("/")})
+    expected = tuple(
+        e for e in whole.events if type(e) is not SpawnEvent or e.parent == OURS.lstrip("/")
+    )
+    assert kept == LedgerParse(expected, whole.malformed_lines, whole.unknown_ops, True)
+    assert (whole.malformed_lines, whole.unknown_ops) == (3, 1)
+    assert sum(type(e) is SpawnEvent for e in kept.events) == 3
+
+
+def test_another_roots_spawns_are_dropped_before_their_event_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A capped ledger is mostly other roots' spawns: building an event for each (its child
+    path normalised, its session id cut out) only to drop it was a third of a re-score."""
+    built: list[str] = []
+    real = ledger._spawn_event
+
+    def counting(paths: Any, child_id: str, *rest: Any) -> SpawnEvent:
+        built.append(child_id)
+        return real(paths, child_id, *rest)
+
+    monkeypatch.setattr(ledger, "_spawn_event", counting)
+    parse_ledger(io.BytesIO(_mixed_ledger()), keep={OURS.lstrip("/")})
+    assert built == ["sub-1", "sub-3", "sub-5"]
