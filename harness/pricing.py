@@ -257,6 +257,17 @@ def library_price(model: str, at: dt.datetime | None = None) -> Price | None:
     return Price(rates, "genai-prices", detail, note if tiered else None)
 
 
+def load_library() -> None:
+    """Load the library's prices now instead of at the first lookup, which imports the
+    package and builds its data (seconds): a Ray worker does it while it warms up, before
+    its first item's slot is taken."""
+    library_price(_NO_MODEL)
+
+
+#: A model id no provider has: looking it up loads the library and finds nothing.
+_NO_MODEL = "swarm-harness/no-such-model"
+
+
 def find_price(
     model: str, table: PriceTable | None = None, at: dt.datetime | None = None
 ) -> Price | None:

@@ -6,6 +6,12 @@ one gzipped tarball through Ray's object store, is unpacked into a temp dir in t
 run dir and renamed into place only when whole, then scored on the head with the same
 ``score_bundle`` as ``score ITEM_DIR``.
 
+Before the first item is handed out, the run warms the workers (:meth:`RayExecutor.warm_up`):
+a Ray worker is a process of its own per run, and a cold one starts Python, imports Ray,
+this module and the agent's adapter first (seconds, more on a busy node), while the item's
+slot waits. One warm-up task per item that can run at once holds a worker until all of them
+have one, so each gets its own, and Ray hands those workers the items.
+
 Scheduling stays on the head: the head's scheduler takes an item's slot before submitting
 its task and gives it back when the task is over, so ``--concurrency`` and the provider
 caps count items in flight across the whole cluster. The custom resource (one unit per
@@ -23,6 +29,7 @@ the cause; its siblings go on, and ``--resume`` runs it again.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import io
@@ -37,10 +44,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.agents.base import AgentAdapter
 from harness.agents.env import ITEM_TOKEN_VAR
 from harness.errors import ExecutorError, UsageError
 from harness.executors.base import Executor
@@ -54,7 +62,7 @@ from harness.item.story import write_story
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult
 from harness.plan import ExecutorSettings, WorkItem
-from harness.pricing import PriceTable
+from harness.pricing import PriceTable, load_library
 
 #: How often the head checks a running task against the run's stop.
 POLL_S = 0.2
@@ -72,6 +80,11 @@ MAX_BUNDLE_BYTES = 2 * 1024**3
 RAY_UV_HOOK_VAR = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
 #: Where a node unpacks fixtures and builds bundles (its own temp dir).
 NODE_TMP_PREFIX = "swh-ray-"
+#: How long warming the workers may take before the items go anyway (to whatever workers
+#: there are, as without a warm-up). A cold worker takes a few seconds to start, tens on a
+#: loaded node; a worker that never comes (a node lost meanwhile, units another run holds)
+#: must not hold up the run for longer.
+WARM_TIMEOUT_S = 120.0
 
 
 def _tar_dir(folder: Path) -> bytes:
@@ -190,6 +203,33 @@ def _run_on_node(
     return returned
 
 
+class _Barrier:
+    """Holds every warm-up task until all of them have started (a Ray actor)."""
+
+    def __init__(self, parties: int) -> None:
+        self._waiting = parties
+        self._all_in = asyncio.Event()
+
+    async def arrive(self) -> None:
+        self._waiting -= 1
+        if self._waiting <= 0:
+            self._all_in.set()
+        await self._all_in.wait()
+
+
+def _warm_worker(agents: tuple[AgentAdapter, ...], barrier: Any) -> tuple[str, int]:
+    """A warm-up task: its worker has imported this module (as an item's task does) and,
+    unpickling ``agents``, their adapters and scorers; it loads the price library. It then
+    waits until every warm-up task has a worker (``barrier``): one that finished early would
+    be handed the next warm-up task, and the run's first items would start cold workers
+    after all. Returns the node's id and the worker's pid."""
+    import ray
+
+    load_library()  # an item's result is priced on the node too
+    ray.get(barrier.arrive.remote())
+    return ray.get_runtime_context().get_node_id(), os.getpid()
+
+
 def _sweep_node(prefix: str) -> int:
     """End every process on this node carrying a token of the run ``prefix`` names."""
     import psutil
@@ -210,6 +250,7 @@ class RayExecutor(Executor):
         self._ray: Any = None
         self._remote_item: Any = None
         self._remote_sweep: Any = None
+        self._remote_warm: Any = None
         self._fixture_refs: dict[Path, Any] = {}
         self._lock = threading.Lock()
         self._stdout: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
@@ -241,6 +282,7 @@ class RayExecutor(Executor):
         # max_retries=0: a lost item is reported and re-run by --resume, never silently twice.
         self._remote_item = ray.remote(max_retries=0, num_cpus=0)(_run_on_node)
         self._remote_sweep = ray.remote(max_retries=0, num_cpus=0)(_sweep_node)
+        self._remote_warm = ray.remote(max_retries=0, num_cpus=0)(_warm_worker)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -251,7 +293,56 @@ class RayExecutor(Executor):
 
     def resource(self, work: WorkItem) -> str:
         """The custom resource a node must offer to run ``work`` (default: its agent's name)."""
-        return self.settings.ray_resource or work.agent.name
+        return self._resource_of(work.agent)
+
+    def _resource_of(self, agent: AgentAdapter) -> str:
+        return self.settings.ray_resource or agent.name
+
+    def warm_up(
+        self, agents: Sequence[AgentAdapter], at_once: int, stop: threading.Event
+    ) -> str | None:
+        """Start as many workers as items of each resource can run at once (at most
+        ``at_once``, at most the units the cluster offers), each with this module, the
+        agents' adapters and the price library loaded, and wait until all have started (at
+        most ``WARM_TIMEOUT_S``, or until ``stop``)."""
+        ray = self._ray
+        by_resource: dict[str, list[AgentAdapter]] = {}
+        for agent in agents:
+            by_resource.setdefault(self._resource_of(agent), []).append(agent)
+        offered = ray.cluster_resources()
+        counts = {r: min(at_once, int(offered.get(r, 0))) for r in by_resource}
+        parties = sum(counts.values())
+        if parties == 0:
+            return None
+        started = time.perf_counter()
+        barrier = ray.remote(num_cpus=0, max_restarts=0)(_Barrier).remote(parties)
+        refs = [
+            self._remote_warm.options(resources={resource: 1}).remote(
+                tuple(by_resource[resource]), barrier
+            )
+            for resource, count in counts.items()
+            for _ in range(count)
+        ]
+        deadline = started + WARM_TIMEOUT_S
+        ready: list[Any] = []
+        try:
+            while not stop.is_set() and time.perf_counter() < deadline:
+                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=POLL_S)
+                if len(ready) == len(refs):
+                    break
+        finally:
+            ray.kill(barrier)  # the tasks still waiting at it fail; their workers stay
+            for ref in refs:
+                if ref not in ready:
+                    ray.cancel(ref)  # one still waiting for a worker never gets one
+        workers = set()
+        for ref in ready:
+            with contextlib.suppress(ray.exceptions.RayError):
+                workers.add(ray.get(ref))
+        return (
+            f"ray: {len(workers)} of {parties} workers warmed in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
 
     def _fixture_refs_of(self, work: WorkItem, templates: RepoTemplates | None) -> Any:
         """The fixture's files and its committed repo (built once on the head), put in the

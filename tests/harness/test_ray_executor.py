@@ -107,8 +107,47 @@ def test_items_run_on_the_node_with_the_resource(cluster: Cluster, tmp_path: Pat
         )  # fmt: skip
         assert json.loads(rescored.stdout)["status"] == "resolved"
     assert not list((run / "items").glob(".incoming-*"))
+    assert "ray: 2 of 2 workers warmed in " in err  # before the first item
     head = cluster_head_node(cluster)
     assert head not in nodes and len(nodes) == 1  # only the worker offers sim-worker
+
+
+#: Run in a process of its own (a Ray driver): warm the workers the resource sim-worker
+#: offers (two, on the worker node), then ask one of them what it has loaded.
+WARM_PROBE = """
+import json, os, sys, threading
+import ray
+from harness.agents import parse_agent
+from harness.executors.ray import RayExecutor
+from harness.plan import ExecutorSettings
+
+def loaded():
+    wanted = ("harness.executors.ray", "harness.agents.sim", "genai_prices")
+    return os.getpid(), [m for m in wanted if m in sys.modules]
+
+settings = ExecutorSettings(name="ray", ray_address=sys.argv[1], ray_resource="sim-worker")
+with RayExecutor(settings) as executor:
+    note = executor.warm_up([parse_agent("sim")], 4, threading.Event())
+    probe = ray.remote(num_cpus=0, resources={"sim-worker": 1})(loaded)
+    pid, modules = ray.get(probe.remote())
+print(json.dumps({"note": note, "modules": modules}))
+"""
+
+
+def test_workers_are_warm_before_the_first_item(cluster: Cluster) -> None:
+    """A cold worker starts Python, imports Ray, the item task's module, the agent's adapter
+    and the price library while the first item's slot waits (seconds each, tens on a loaded
+    node): the warm-up starts one per unit the resource offers (at most as many as items
+    can run at once) with all of that loaded, and the items' tasks land in them."""
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_PROBE, cluster.address],
+        cwd=REPO, env={**cluster.env(), "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["note"].startswith("ray: 2 of 2 workers warmed in "), got
+    assert got["modules"] == ["harness.executors.ray", "harness.agents.sim", "genai_prices"]
 
 
 def test_items_the_provider_failed_are_retried_on_the_cluster(
