@@ -1,7 +1,8 @@
 """The local and the Ray executor side by side on the same work: ``sim:slow=N`` items.
 
 Starts a local Ray cluster (the head plus one worker node, each one CPU, offering between
-them as many ``sim`` slots as ``--concurrency``), runs the same items with ``--executor
+them as many ``sim`` units as the run holds items at once: ``--concurrency`` agents and a
+wave prepared ahead, as a local run holds them), runs the same items with ``--executor
 local`` and ``--executor ray`` at the same ``--concurrency``, alternating, and prints for
 each:
 
@@ -11,7 +12,7 @@ each:
   the first item's start to the last item's end, from item.json's ``started_at`` and
   ``phases_s``), so the CLI's start is set aside;
 * where the rest went: from the CLI's start to the first item's start (for Ray: joining the
-  cluster and warming a worker per slot), and from the last item's end to the CLI's exit; and
+  cluster and warming a worker per unit), and from the last item's end to the CLI's exit; and
   per item (medians, ms) its phases and, for Ray, what its task spent outside them
   (item.json's ``executor.timing_s``: unpacking the fixture, packing the bundle, and Ray's
   own share of the round trip: submission, scheduling, a worker, the transfer).
@@ -32,6 +33,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+from harness.run.scheduler import Scheduler
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "harness"))
@@ -94,13 +98,14 @@ def main() -> None:
     )
     args = parser.parse_args()
     ideal = args.items * args.agent_seconds / args.concurrency
-    head_slots = max(1, args.concurrency // 2)
-    worker_slots = max(1, args.concurrency - head_slots)
+    held = Scheduler[Any, Any](args.concurrency).in_flight_limit
+    head_units = max(1, held // 2)
+    worker_units = max(1, held - head_units)
     print(
         f"{args.items} items of sim:slow={args.agent_seconds}, concurrency {args.concurrency} "
-        f"({head_slots} slots on the head, {worker_slots} on the worker): ideal {ideal:.1f} s"
+        f"({head_units} units on the head, {worker_units} on the worker): ideal {ideal:.1f} s"
     )
-    with local_cluster({"sim": head_slots}, {"sim": worker_slots}) as cluster:
+    with local_cluster({"sim": head_units}, {"sim": worker_units}) as cluster:
         runs: dict[str, list[tuple[float, float]]] = {"local": [], "ray": []}
         for repeat in range(args.repeats):
             for executor in ("local", "ray"):

@@ -46,9 +46,10 @@ class Executor(ABC):
     def warm_up(
         self, agents: Sequence[AgentAdapter], at_once: int, stop: threading.Event
     ) -> str | None:
-        """Get ready to run up to ``at_once`` items of ``agents`` at a time before the first
-        one is handed out (give up early when ``stop`` is set); a line saying what was
-        done, or None when there was nothing to do (a local run starts nothing ahead)."""
+        """Get ready to hold up to ``at_once`` items of ``agents`` at a time (preparing,
+        running their agent or waiting for a slot) before the first one is handed out; give
+        up early when ``stop`` is set. A line saying what was done, or None when there was
+        nothing to do (a local run starts nothing ahead)."""
         return None
 
     @abstractmethod

@@ -421,7 +421,7 @@ def _execute_locked(
     with templates, _stop_on_signals(scheduler) as received:
         # Before the first item takes a slot: what the executor starts ahead (Ray's
         # workers) is then not waited for while slots are held.
-        at_once = config.concurrency
+        at_once = scheduler.in_flight_limit
         if isinstance(todo, list):
             at_once = min(at_once, len(todo))
         warmed = executor.warm_up(config.agents, at_once, scheduler.stop_event)

@@ -61,13 +61,13 @@ def test_ray_executor_without_ray_is_a_usage_error(
     assert not list(tmp_path.iterdir())  # nothing written
 
 
-@pytest.mark.parametrize(("trials", "at_once"), [(3, 2), (1, 1)], ids=["concurrency", "items"])
+@pytest.mark.parametrize(("trials", "at_once"), [(6, 4), (1, 1)], ids=["in-flight", "items"])
 def test_the_executor_warms_up_before_the_first_item(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trials: int, at_once: int
 ) -> None:
     """Ray's cold workers cost the first items' slots seconds each: the run lets its executor
-    get ready for as many items as can run at once (at most the concurrency, at most the
-    items) before the first one takes a slot, and says what it did."""
+    get ready for as many items as it may hold at once (the two slots and a wave prepared
+    ahead, at most the items) before the first one takes a slot, and says what it did."""
     calls: list[tuple[object, ...]] = []
 
     def warm_up(

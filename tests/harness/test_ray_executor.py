@@ -150,6 +150,31 @@ def test_workers_are_warm_before_the_first_item(cluster: Cluster) -> None:
     assert got["modules"] == ["harness.executors.ray", "harness.agents.sim", "genai_prices"]
 
 
+def test_slots_bound_agents_and_nodes_prepare_while_they_run(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """As locally, a slot is held from the agent's launch to its exit: with one slot and
+    two units, the second item's task prepares its workspace while the first item's agent
+    runs, asks the head for the slot and launches its agent once the first one has exited
+    (it held the slot through its own preparation and clean-up before: a fifth of the
+    slots' time at two-second agents)."""
+    code, report, err = finish(
+        harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim:slow=3", "--trials", "2",
+                "--concurrency", "1", "--ray-resource", "sim-worker")
+    )  # fmt: skip
+    assert code == 0, err
+    (run,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    agents = []
+    for item in report["items"]:
+        meta = json.loads((run / "items" / item["item_dir"] / "item.json").read_text())
+        phases = meta["phases_s"]
+        launched = meta["started_at"] + phases["workspace"] + phases["slot_wait"]
+        agents.append((launched, launched + phases["agent"], phases["slot_wait"]))
+    first, second = sorted(agents)
+    assert second[0] >= first[1] - 0.1  # one agent at a time (clocks rounded to ms)
+    assert second[2] > 1.0, agents  # it was ready well before the slot was free
+
+
 def test_items_the_provider_failed_are_retried_on_the_cluster(
     cluster: Cluster, tmp_path: Path
 ) -> None:
