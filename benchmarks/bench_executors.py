@@ -1,17 +1,18 @@
-"""The local and the Ray executor side by side on the same work: ``sim:slow=2`` items.
+"""The local and the Ray executor side by side on the same work: ``sim:slow=N`` items.
 
 Starts a local Ray cluster (the head plus one worker node, each one CPU, offering between
-them as many ``sim`` slots as ``--concurrency``), runs the same items with ``--executor
+them as many ``sim`` units as the run holds items at once: ``--concurrency`` agents and a
+wave prepared ahead, as a local run holds them), runs the same items with ``--executor
 local`` and ``--executor ray`` at the same ``--concurrency``, alternating, and prints for
 each:
 
 * efficiency: the ideal wall time (items x agent seconds / concurrency) over the measured
-  one, CLI start (and, for Ray, joining the cluster) included;
+  one, CLI start (and, for Ray, joining the cluster and warming its workers) included;
 * busy: the items' agents' wall times over the slots' time (concurrency x the span from
   the first item's start to the last item's end, from item.json's ``started_at`` and
   ``phases_s``), so the CLI's start is set aside;
 * where the rest went: from the CLI's start to the first item's start (for Ray: joining the
-  cluster, the first tasks' workers), and from the last item's end to the CLI's exit; and
+  cluster and warming a worker per unit), and from the last item's end to the CLI's exit; and
   per item (medians, ms) its phases and, for Ray, what its task spent outside them
   (item.json's ``executor.timing_s``: unpacking the fixture, packing the bundle, and Ray's
   own share of the round trip: submission, scheduling, a worker, the transfer).
@@ -19,7 +20,7 @@ each:
 The cluster is stopped at the end, whatever happens.
 
     uv run --extra ray python benchmarks/bench_executors.py [--items 32] [--concurrency 4]
-        [--repeats 3]
+        [--repeats 3] [--agent-seconds 2]
 """
 
 from __future__ import annotations
@@ -32,26 +33,29 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+from harness.run.scheduler import Scheduler
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "harness"))
 
 from ray_cluster import local_cluster  # noqa: E402 (the test helper owns cluster start/stop)
 
-#: Seconds each simulated agent works (the issue's sim:slow=2).
+#: Seconds each simulated agent works by default (the issue's sim:slow=2).
 AGENT_S = 2
 TINY = str(REPO / "tests" / "data" / "fixtures" / "tiny")
 
 
 def run(
-    executor: str, items: int, concurrency: int, env: dict[str, str]
+    executor: str, items: int, concurrency: int, agent_s: int, env: dict[str, str]
 ) -> tuple[float, float, float, float, str]:
     """One run: its wall time, the items' span, the agents' seconds, the time before the
     first item started, and how its items ended."""
     with tempfile.TemporaryDirectory(prefix="bench-exec-") as runs:
         argv = [
             sys.executable, "-m", "harness", "run", "--fixture", TINY,
-            "--agent", f"sim:slow={AGENT_S}", "--trials", str(items),
+            "--agent", f"sim:slow={agent_s}", "--trials", str(items),
             "--concurrency", str(concurrency), "--executor", executor,
             "--runs-dir", runs, "--json",
         ]  # fmt: skip
@@ -89,20 +93,24 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=32)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    ideal = args.items * AGENT_S / args.concurrency
-    head_slots = max(1, args.concurrency // 2)
-    worker_slots = max(1, args.concurrency - head_slots)
-    print(
-        f"{args.items} items of sim:slow={AGENT_S}, concurrency {args.concurrency} "
-        f"({head_slots} slots on the head, {worker_slots} on the worker): ideal {ideal:.1f} s"
+    parser.add_argument(
+        "--agent-seconds", type=int, default=AGENT_S, help="how long each agent works"
     )
-    with local_cluster({"sim": head_slots}, {"sim": worker_slots}) as cluster:
+    args = parser.parse_args()
+    ideal = args.items * args.agent_seconds / args.concurrency
+    held = Scheduler[Any, Any](args.concurrency).in_flight_limit
+    head_units = max(1, held // 2)
+    worker_units = max(1, held - head_units)
+    print(
+        f"{args.items} items of sim:slow={args.agent_seconds}, concurrency {args.concurrency} "
+        f"({head_units} units on the head, {worker_units} on the worker): ideal {ideal:.1f} s"
+    )
+    with local_cluster({"sim": head_units}, {"sim": worker_units}) as cluster:
         runs: dict[str, list[tuple[float, float]]] = {"local": [], "ray": []}
         for repeat in range(args.repeats):
             for executor in ("local", "ray"):
                 wall, span, own, lead, summary = run(
-                    executor, args.items, args.concurrency, cluster.env()
+                    executor, args.items, args.concurrency, args.agent_seconds, cluster.env()
                 )
                 busy = own / (args.concurrency * span)
                 runs[executor].append((ideal / wall, busy))

@@ -30,14 +30,13 @@ the cost's ``note`` says so (exact for requests under the tier, a lower bound ot
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from harness.errors import UsageError
 from harness.model.item import ItemCost
@@ -123,34 +122,39 @@ def _rates_from(entry: Any, where: str) -> Rates:
     return Rates(**values)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice (PyYAML silently keeps the last)."""
+@functools.cache
+def _unique_key_loader() -> type[Any]:
+    """A SafeLoader that refuses a key given twice (PyYAML silently keeps the last). Built
+    on first use: only ``--prices`` reads YAML here, and ``score`` should not import it."""
+    import yaml
 
+    class UniqueKeyLoader(yaml.SafeLoader):
+        pass
 
-def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> Any:
-    seen: dict[Any, yaml.Mark] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue  # ``<<: *shared``: merged keys may be overridden, as YAML means
-        key = loader.construct_object(key_node)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"a key must be a model id, got {key!r}", key_node.start_mark
-            ) from None
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first at {seen[key]})", key_node.start_mark
-            )
-        seen[key] = key_node.start_mark
-    return loader.construct_mapping(node)
+    def unique_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode) -> Any:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # ``<<: *shared``: merged keys may be overridden, as YAML means
+            key = loader.construct_object(key_node)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a key must be a model id, got {key!r}", key_node.start_mark
+                ) from None
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first at {seen[key]})",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark
+        return loader.construct_mapping(node)
 
-
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _unique_mapping,
-)
+    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, unique_mapping)
+    return UniqueKeyLoader
 
 
 @dataclass(frozen=True)
@@ -186,8 +190,10 @@ class PriceTable:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise PriceFileError(f"{path}: cannot read the price file ({exc})") from exc
+        import yaml
+
         try:
-            data = yaml.load(text, Loader=_UniqueKeyLoader)
+            data = yaml.load(text, Loader=_unique_key_loader())
         except yaml.YAMLError as exc:
             raise PriceFileError(f"{path}: not valid YAML ({exc})") from exc
         return cls.from_mapping(data, str(path))
@@ -249,6 +255,17 @@ def library_price(model: str, at: dt.datetime | None = None) -> Price | None:
     note = "tiered price: the base tier applied (a lower bound if a request crossed a tier)"
     detail = f"genai-prices {genai_prices.__version__}: {calc.provider.id}/{calc.model.id}"
     return Price(rates, "genai-prices", detail, note if tiered else None)
+
+
+def load_library() -> None:
+    """Load the library's prices now instead of at the first lookup, which imports the
+    package and builds its data (seconds): a Ray worker does it while it warms up, before
+    its first item's slot is taken."""
+    library_price(_NO_MODEL)
+
+
+#: A model id no provider has: looking it up loads the library and finds nothing.
+_NO_MODEL = "swarm-harness/no-such-model"
 
 
 def find_price(

@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import sys
 import warnings
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from harness import __version__
-from harness.cli.agents_cmd import agents_group
-from harness.cli.clean_cmd import clean_cmd
-from harness.cli.compare_cmd import compare_cmd
 from harness.cli.config import load_default_map
-from harness.cli.docs_cmd import docs_cmd
-from harness.cli.export_cmd import export_cmd
-from harness.cli.fixtures_cmd import fixtures_group
-from harness.cli.report_cmd import report_cmd
-from harness.cli.run_cmd import run_cmd
-from harness.cli.runs_cmd import runs_group
-from harness.cli.score_cmd import score_cmd
-from harness.cli.selftest_cmd import selftest_cmd
-from harness.cli.show_cmd import show_cmd
 from harness.errors import EXIT_MEANINGS, HarnessError, exit_interrupted
 
 #: The widest ``--help`` gets on a wide terminal (click's own cap is 80): options' help
@@ -38,6 +28,68 @@ def exit_codes_help() -> str:
     for code, meaning in EXIT_MEANINGS.items():
         lines += [f"  {code:<4} {meaning[0]}", *(f"       {more}" for more in meaning[1:])]
     return "\n".join(lines) + "\n"
+
+
+#: Every command, by name: the module and attribute it lives in. A command's module is
+#: imported when the command is looked up, so ``score`` loads its own module and not those
+#: of ``run``, ``report``, ``export`` and the rest (which took half of its start-up).
+COMMANDS: dict[str, str] = {
+    "run": "harness.cli.run_cmd:run_cmd",
+    "score": "harness.cli.score_cmd:score_cmd",
+    "fixtures": "harness.cli.fixtures_cmd:fixtures_group",
+    "report": "harness.cli.report_cmd:report_cmd",
+    "compare": "harness.cli.compare_cmd:compare_cmd",
+    "selftest": "harness.cli.selftest_cmd:selftest_cmd",
+    "runs": "harness.cli.runs_cmd:runs_group",
+    "show": "harness.cli.show_cmd:show_cmd",
+    "export": "harness.cli.export_cmd:export_cmd",
+    "agents": "harness.cli.agents_cmd:agents_group",
+    "clean": "harness.cli.clean_cmd:clean_cmd",
+    "docs": "harness.cli.docs_cmd:docs_cmd",
+}
+
+
+class LazyCommands(MutableMapping[str, click.Command]):
+    """The top-level group's commands (click reads them through this mapping), each
+    imported the first time it is looked up."""
+
+    def __init__(self, targets: Mapping[str, str]) -> None:
+        self._targets = dict(targets)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        command = self._loaded.get(name)
+        if command is None:
+            module, _, attr = self._targets[name].partition(":")  # KeyError: no such command
+            command = getattr(importlib.import_module(module), attr)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{self._targets[name]} is not a click command")
+            self._loaded[name] = command
+            self._assemble(name, command)
+        return command
+
+    def _assemble(self, name: str, command: click.Command) -> None:
+        # Each command's --help ends with where its documentation is.
+        if command.epilog is None:
+            command.epilog = f"Docs: python -m harness docs {name}"
+        if name == "runs" and isinstance(command, click.Group):
+            # `runs clean` is the same command, where users browsing runs look for it.
+            command.add_command(self["clean"])
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if self._targets.pop(name, None) is None:
+            del self._loaded[name]
+        else:
+            self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._targets, *self._loaded]))
+
+    def __len__(self) -> int:
+        return len(self._targets.keys() | self._loaded.keys())
 
 
 class HarnessGroup(click.Group):
@@ -82,6 +134,7 @@ def refuse(exc: click.ClickException) -> NoReturn:
 
 @click.group(
     cls=HarnessGroup,
+    commands=LazyCommands(COMMANDS),
     help="Measure whether a multi-agent coding agent really orchestrates a swarm.\n\n"
     + exit_codes_help(),
     context_settings={
@@ -98,27 +151,6 @@ def cli(ctx: click.Context) -> None:
     except HarnessError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(exc.exit_code)
-
-
-cli.add_command(run_cmd)
-cli.add_command(score_cmd)
-cli.add_command(fixtures_group)
-cli.add_command(report_cmd)
-cli.add_command(compare_cmd)
-cli.add_command(selftest_cmd)
-cli.add_command(runs_group)
-# `runs clean` is the same command, where users browsing runs look for it.
-runs_group.add_command(clean_cmd)
-cli.add_command(show_cmd)
-cli.add_command(export_cmd)
-cli.add_command(agents_group)
-cli.add_command(clean_cmd)
-cli.add_command(docs_cmd)
-
-# Each command's --help ends with where its documentation is.
-for _name, _command in cli.commands.items():
-    if _command.epilog is None:
-        _command.epilog = f"Docs: python -m harness docs {_name}"
 
 
 #: Allocations between young-generation collections for the CLI process (CPython's default

@@ -50,10 +50,11 @@ def score_cmd(
     --trajectory FILE, print the verdict per criterion on that trajectory (pass, fail, or
     unscorable when it lacks what a criterion needs)."""
     from harness.errors import UsageError
-    from harness.fixtures.lookup import find_fixture, fixture_roots
 
     if (item_dir is None) == (trajectory is None):
         raise UsageError("score: give an item directory or --trajectory FILE (one of them)")
+    if fixture is not None or trajectory is not None:
+        from harness.fixtures.lookup import find_fixture, fixture_roots
     if trajectory is not None:
         from harness.export.rescore import score_trajectory
 

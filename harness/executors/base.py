@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from harness.item.lifecycle import ItemOptions, Slot
 from harness.model.item import ItemResult
 from harness.plan import ExecutorSettings, WorkItem
+
+if TYPE_CHECKING:
+    from harness.agents.base import AgentAdapter
 
 
 class Executor(ABC):
@@ -37,6 +41,15 @@ class Executor(ABC):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        return None
+
+    def warm_up(
+        self, agents: Sequence[AgentAdapter], at_once: int, stop: threading.Event
+    ) -> str | None:
+        """Get ready to hold up to ``at_once`` items of ``agents`` at a time (preparing,
+        running their agent or waiting for a slot) before the first one is handed out; give
+        up early when ``stop`` is set. A line saying what was done, or None when there was
+        nothing to do (a local run starts nothing ahead)."""
         return None
 
     @abstractmethod

@@ -6,10 +6,19 @@ one gzipped tarball through Ray's object store, is unpacked into a temp dir in t
 run dir and renamed into place only when whole, then scored on the head with the same
 ``score_bundle`` as ``score ITEM_DIR``.
 
-Scheduling stays on the head: the head's scheduler takes an item's slot before submitting
-its task and gives it back when the task is over, so ``--concurrency`` and the provider
-caps count items in flight across the whole cluster. The custom resource (one unit per
-item) says which nodes run which agent and how many items each runs at once.
+Before the first item is handed out, the run warms the workers (:meth:`RayExecutor.warm_up`):
+a Ray worker is a process of its own per run, and a cold one starts Python, imports Ray,
+this module and the agent's adapter first (seconds, more on a busy node), while the item's
+slot waits. One warm-up task per item that can run at once holds a worker until all of them
+have one, so each gets its own, and Ray hands those workers the items.
+
+Scheduling stays on the head, and slots bound agents as they do locally: an item's task
+asks the head for the item's slot (through the run's gate, :mod:`harness.executors.ray_gate`)
+just before launching the agent, and says when the agent has exited; the head's scheduler
+hands the slot out and takes it back. So ``--concurrency`` and the provider caps count
+agents running across the whole cluster, and a node prepares an item or collects one while
+the slots run agents. The custom resource (one unit per item) says which nodes run which
+agent and how many items each holds at once (preparing, running its agent or collecting).
 
 Stopping: a stopped run cancels each running task without force first, which interrupts
 the task; the task then sets its item's cancel event and waits while the item stops its
@@ -37,13 +46,15 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.agents.base import AgentAdapter
 from harness.agents.env import ITEM_TOKEN_VAR
-from harness.errors import ExecutorError, UsageError
+from harness.errors import ExecutorError, NotStarted, UsageError, Withdrawn
 from harness.executors.base import Executor
+from harness.executors.ray_gate import GO, STOP, WITHDRAWN, Gate, RemoteSlot
 from harness.files import write_json_atomic
 from harness.fixtures import SHARDS_DIR
 from harness.item.leftovers import stamp_dir
@@ -54,7 +65,7 @@ from harness.item.story import write_story
 from harness.item.workspace import RepoTemplates
 from harness.model.item import ItemResult
 from harness.plan import ExecutorSettings, WorkItem
-from harness.pricing import PriceTable
+from harness.pricing import PriceTable, load_library
 
 #: How often the head checks a running task against the run's stop.
 POLL_S = 0.2
@@ -72,6 +83,13 @@ MAX_BUNDLE_BYTES = 2 * 1024**3
 RAY_UV_HOOK_VAR = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
 #: Where a node unpacks fixtures and builds bundles (its own temp dir).
 NODE_TMP_PREFIX = "swh-ray-"
+#: The resource Ray gives the head node alone (one unit), where the run's gate lives.
+HEAD_NODE_RESOURCE = "node:__internal_head__"
+#: How long warming the workers may take before the items go anyway (to whatever workers
+#: there are, as without a warm-up). A cold worker takes a few seconds to start, tens on a
+#: loaded node; a worker that never comes (a node lost meanwhile, units another run holds)
+#: must not hold up the run for longer.
+WARM_TIMEOUT_S = 120.0
 
 
 def _tar_dir(folder: Path) -> bytes:
@@ -112,13 +130,14 @@ def _interrupts_cancel(cancel: threading.Event) -> Iterator[None]:
 
 
 def _run_on_node(
-    work: WorkItem, opts: ItemOptions, fixture_tar: bytes, template_tar: bytes
+    work: WorkItem, opts: ItemOptions, fixture_tar: bytes, template_tar: bytes, slot: Slot
 ) -> tuple[str, bytes, dict[str, float]]:
     """The Ray task: the item's whole lifecycle on this node; returns the node's id, the
     bundle tarball and where the task's time went (seconds: ``unpack`` the fixture and its
     committed repo, the ``item``, ``pack`` the bundle, and the whole ``task``; one clock, the
     node's). The repo is the head's template (``.git`` included), copied as a local run
-    copies it: no git process per item on the node.
+    copies it: no git process per item on the node. ``slot`` is the item's slot on the head
+    (:class:`RemoteSlot`), taken just before the agent launches.
 
     The item runs in a thread while this (the task's main) thread waits; a cancel without
     force becomes the item's own cancel (:func:`_interrupts_cancel`). Only once the item
@@ -156,7 +175,7 @@ def _run_on_node(
 
             def body() -> None:
                 try:
-                    run_item(local, node_opts, item_dir, cancel)
+                    run_item(local, node_opts, item_dir, cancel, slot)
                 except BaseException as exc:  # handed to the waiting thread
                     failure.append(exc)
 
@@ -190,6 +209,19 @@ def _run_on_node(
     return returned
 
 
+def _warm_worker(agents: tuple[AgentAdapter, ...], gate: Any) -> tuple[str, int]:
+    """A warm-up task: its worker has imported this module (as an item's task does) and,
+    unpickling ``agents``, their adapters and scorers; it loads the price library. It then
+    waits at the ``gate`` until every warm-up task has a worker: one that finished early
+    would be handed the next warm-up task, and the run's first items would start cold
+    workers after all. Returns the node's id and the worker's pid."""
+    import ray
+
+    load_library()  # an item's result is priced on the node too
+    ray.get(gate.arrive.remote())
+    return ray.get_runtime_context().get_node_id(), os.getpid()
+
+
 def _sweep_node(prefix: str) -> int:
     """End every process on this node carrying a token of the run ``prefix`` names."""
     import psutil
@@ -210,6 +242,8 @@ class RayExecutor(Executor):
         self._ray: Any = None
         self._remote_item: Any = None
         self._remote_sweep: Any = None
+        self._remote_warm: Any = None
+        self._gate: Any = None
         self._fixture_refs: dict[Path, Any] = {}
         self._lock = threading.Lock()
         self._stdout: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
@@ -241,7 +275,20 @@ class RayExecutor(Executor):
         # max_retries=0: a lost item is reported and re-run by --resume, never silently twice.
         self._remote_item = ray.remote(max_retries=0, num_cpus=0)(_run_on_node)
         self._remote_sweep = ray.remote(max_retries=0, num_cpus=0)(_sweep_node)
+        self._remote_warm = ray.remote(max_retries=0, num_cpus=0)(_warm_worker)
+        self._gate = self._start_gate()
         return self
+
+    def _start_gate(self) -> Any:
+        """The run's gate, an actor on the cluster's head node: every item waits on it, so it
+        must not live on a node that can be lost mid-run while the cluster goes on."""
+        ray = self._ray
+        # An async actor: its calls wait (an item's ask, a warm-up's arrival) without a
+        # thread each, up to Ray's 1,000 at once (a few per item in flight).
+        gate = ray.remote(num_cpus=0, max_restarts=0)(Gate)
+        if HEAD_NODE_RESOURCE in ray.cluster_resources():
+            gate = gate.options(resources={HEAD_NODE_RESOURCE: 0.001})
+        return gate.remote()
 
     def __exit__(self, *exc_info: object) -> None:
         if self._ray is not None:
@@ -251,7 +298,58 @@ class RayExecutor(Executor):
 
     def resource(self, work: WorkItem) -> str:
         """The custom resource a node must offer to run ``work`` (default: its agent's name)."""
-        return self.settings.ray_resource or work.agent.name
+        return self._resource_of(work.agent)
+
+    def _resource_of(self, agent: AgentAdapter) -> str:
+        return self.settings.ray_resource or agent.name
+
+    def warm_up(
+        self, agents: Sequence[AgentAdapter], at_once: int, stop: threading.Event
+    ) -> str | None:
+        """Start a worker per item of each resource the run may hold at once (at most
+        ``at_once``, at most the units the cluster offers), each with this module, the
+        agents' adapters and the price library loaded, and wait until all have started (at
+        most ``WARM_TIMEOUT_S``, or until ``stop``)."""
+        ray = self._ray
+        by_resource: dict[str, list[AgentAdapter]] = {}
+        for agent in agents:
+            by_resource.setdefault(self._resource_of(agent), []).append(agent)
+        offered = ray.cluster_resources()
+        counts = {r: min(at_once, int(offered.get(r, 0))) for r in by_resource}
+        parties = sum(counts.values())
+        if parties == 0:
+            return None
+        started = time.perf_counter()
+        gate = self._gate
+        expected = gate.expect.remote(parties)
+        refs = [expected] + [
+            self._remote_warm.options(resources={resource: 1}).remote(
+                tuple(by_resource[resource]), gate
+            )
+            for resource, count in counts.items()
+            for _ in range(count)
+        ]
+        deadline = started + WARM_TIMEOUT_S
+        ready: list[Any] = []
+        try:
+            while not stop.is_set() and time.perf_counter() < deadline:
+                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=POLL_S)
+                if len(ready) == len(refs):
+                    break
+        finally:
+            gate.open.remote()  # the tasks still waiting at it go
+            for ref in refs[1:]:
+                if ref not in ready:
+                    ray.cancel(ref)  # one still waiting for a worker never gets one
+        workers = set()
+        for ref in ready:
+            if ref != expected:
+                with contextlib.suppress(ray.exceptions.RayError):
+                    workers.add(ray.get(ref))
+        return (
+            f"ray: {len(workers)} of {parties} workers warmed in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
 
     def _fixture_refs_of(self, work: WorkItem, templates: RepoTemplates | None) -> Any:
         """The fixture's files and its committed repo (built once on the head), put in the
@@ -281,14 +379,17 @@ class RayExecutor(Executor):
         resource = self.resource(work)
         # The head's template cache is local: nodes get its repos through the object store.
         remote_opts = dataclasses.replace(opts, templates=None)
-        slot.acquire()  # NotStarted if the run stops first: nothing was submitted
+        key = uuid.uuid4().hex  # the item's name at the gate (this attempt's)
+        submitted = time.perf_counter()
+        fixture_ref, template_ref = self._fixture_refs_of(work, opts.templates)
+        ref = self._remote_item.options(resources={resource: 1}).remote(
+            work, remote_opts, fixture_ref, template_ref, RemoteSlot(self._gate, key)
+        )
         try:
-            submitted = time.perf_counter()
-            fixture_ref, template_ref = self._fixture_refs_of(work, opts.templates)
-            ref = self._remote_item.options(resources={resource: 1}).remote(
-                work, remote_opts, fixture_ref, template_ref
-            )
+            refused = self._hold_slot(ref, key, slot, cancel)
             done = self._wait(ref, cancel, opts.token_prefix)
+            if refused is not None:
+                raise refused  # its task has ended, its agent never launched
             try:
                 node, data, spent = ray.get(done)
                 round_trip = time.perf_counter() - submitted
@@ -301,12 +402,46 @@ class RayExecutor(Executor):
             except ray.exceptions.RayError as exc:  # node died, worker crashed, object lost
                 raise ExecutorError(f"item lost with its Ray node: {_first_line(exc)}") from None
         finally:
-            slot.release()
+            self._gate.forget.remote(key)
         if len(data) > MAX_BUNDLE_BYTES:
             raise ExecutorError(f"bundle of {len(data)} bytes, over {MAX_BUNDLE_BYTES}")
-        # Ray's own share: submission, scheduling, a worker's start, the result's transfer.
+        # Ray's own share: submission, scheduling, the result's transfer.
         timing = {k: round(v, 4) for k, v in {**spent, "ray": round_trip - spent["task"]}.items()}
         return _land_bundle(work, data, item_dir, node, opts.prices, timing)
+
+    def _hold_slot(
+        self, ref: Any, key: str, slot: Slot, cancel: threading.Event
+    ) -> NotStarted | None:
+        """Take the item's slot when its task asks for it (at the gate) and give it back
+        when its agent has exited. An agent that could not start keeps it, as locally: the
+        scheduler releases it once the item is recorded. Returns what a stop or a
+        withdrawal before the agent launched made of the item (the task is told, and ends
+        without running it); None once the agent launched, or when the task ended first."""
+        gate = self._gate
+        if not self._until(gate.asked.remote(key), ref, cancel):
+            if not cancel.is_set():
+                return None  # the task ended (failed) before asking
+            gate.answer.remote(key, STOP)
+            return NotStarted()
+        try:
+            slot.acquire()
+        except NotStarted as exc:  # the run stopped, or (Withdrawn) the item's cell decided
+            gate.answer.remote(key, WITHDRAWN if isinstance(exc, Withdrawn) else STOP)
+            return exc
+        gate.answer.remote(key, GO)
+        if self._until(gate.ended.remote(key), ref, cancel):
+            slot.release()
+        return None
+
+    def _until(self, signal: Any, ref: Any, cancel: threading.Event) -> bool:
+        """Wait for the gate's ``signal``: True when it came, False when the task ``ref``
+        ended first or the run was stopped."""
+        ray = self._ray
+        while not cancel.is_set():
+            ready, _ = ray.wait([signal, ref], num_returns=1, timeout=POLL_S)
+            if ready:
+                return bool(ray.wait([signal], timeout=0)[0])
+        return False
 
     def _wait(self, ref: Any, cancel: threading.Event, prefix: str) -> Any:
         ray = self._ray

@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.agents import LEGACY_AGENT_KIND, adapter_class, adapter_for_meta
 from harness.errors import BundleError, HarnessError
 from harness.files import open_regular
 from harness.model.item import MODEL_NEVER_REACHED, ItemCost, ItemResult, RunFacts
-from harness.plan import WorkItem
 from harness.pricing import PriceTable, item_cost
 from scorers import Assessment, ItemScore
 from scorers.types import Manifest
+
+if TYPE_CHECKING:  # `score` needs no plan (its imports are half of a re-score's start)
+    from harness.plan import WorkItem
 
 #: Version of item.json's layout. 2: ``agent_kind``/``agent_options`` name the adapter that
 #: wrote the bundle (absent: prime-agent), ``agent_stop`` replaces ``daemon_shutdown``.
@@ -212,10 +214,12 @@ def rescore_item(
     """Score (and price) a saved item directory again, wherever it was moved to
     (``fixture``: score against this fixture directory instead of the manifest the item
     saved; ``prices``: the run's ``--prices``, tried before the price library)."""
-    from harness.fixtures import load_fixture  # only an explicit --fixture needs it
-
     meta = read_item_meta(item_dir)
-    manifest = load_fixture(fixture).manifest if fixture is not None else None
+    manifest = None
+    if fixture is not None:
+        from harness.fixtures import load_fixture  # only an explicit --fixture needs it
+
+        manifest = load_fixture(fixture).manifest
     assessed = assess_bundle(item_dir, meta, manifest)
     score = assessed.score
     model = str(meta.get("model", ""))

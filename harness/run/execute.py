@@ -443,6 +443,14 @@ def _execute_locked(
             progress.item_done(result)
 
     with templates, _stop_on_signals(scheduler) as received:
+        # Before the first item takes a slot: what the executor starts ahead (Ray's
+        # workers) is then not waited for while slots are held.
+        at_once = scheduler.in_flight_limit
+        if isinstance(todo, list):
+            at_once = min(at_once, len(todo))
+        warmed = executor.warm_up(config.agents, at_once, scheduler.stop_event)
+        if warmed is not None and progress is not None:
+            progress.note(warmed)
         finished, not_started = scheduler.run(todo, execute, on_error, on_done)
     reap_orphans()
     if _removed(run_dir):

@@ -149,6 +149,13 @@ class Scheduler(Generic[W, R]):
         self._draining = threading.Event()
         self._source: WorkSource[W] | None = None  # set by run()
 
+    @property
+    def in_flight_limit(self) -> int:
+        """How many items may be in flight at once: preparing, waiting for a slot or
+        running their agent (the slots, and a wave prepared ahead)."""
+        prefetch = min(self.concurrency, MAX_PREFETCH) if self.prefetch is None else self.prefetch
+        return self.concurrency + prefetch
+
     def stop(self) -> None:
         """Start nothing more and cancel the running items (Ctrl-C)."""
         self.stop_event.set()
@@ -243,8 +250,7 @@ class Scheduler(Generic[W, R]):
             finally:
                 slot.release()
 
-        prefetch = min(self.concurrency, MAX_PREFETCH) if self.prefetch is None else self.prefetch
-        limit = self.concurrency + prefetch
+        limit = self.in_flight_limit
         while not self._draining.is_set():
             with self._cond:
                 chosen = None

@@ -107,8 +107,72 @@ def test_items_run_on_the_node_with_the_resource(cluster: Cluster, tmp_path: Pat
         )  # fmt: skip
         assert json.loads(rescored.stdout)["status"] == "resolved"
     assert not list((run / "items").glob(".incoming-*"))
+    assert "ray: 2 of 2 workers warmed in " in err  # before the first item
     head = cluster_head_node(cluster)
     assert head not in nodes and len(nodes) == 1  # only the worker offers sim-worker
+
+
+#: Run in a process of its own (a Ray driver): warm the workers the resource sim-worker
+#: offers (two, on the worker node), then ask one of them what it has loaded.
+WARM_PROBE = """
+import json, os, sys, threading
+import ray
+from harness.agents import parse_agent
+from harness.executors.ray import RayExecutor
+from harness.plan import ExecutorSettings
+
+def loaded():
+    wanted = ("harness.executors.ray", "harness.agents.sim", "genai_prices")
+    return os.getpid(), [m for m in wanted if m in sys.modules]
+
+settings = ExecutorSettings(name="ray", ray_address=sys.argv[1], ray_resource="sim-worker")
+with RayExecutor(settings) as executor:
+    note = executor.warm_up([parse_agent("sim")], 4, threading.Event())
+    probe = ray.remote(num_cpus=0, resources={"sim-worker": 1})(loaded)
+    pid, modules = ray.get(probe.remote())
+print(json.dumps({"note": note, "modules": modules}))
+"""
+
+
+def test_workers_are_warm_before_the_first_item(cluster: Cluster) -> None:
+    """A cold worker starts Python, imports Ray, the item task's module, the agent's adapter
+    and the price library while the first item's slot waits (seconds each, tens on a loaded
+    node): the warm-up starts one per unit the resource offers (at most as many as items
+    can run at once) with all of that loaded, and the items' tasks land in them."""
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_PROBE, cluster.address],
+        cwd=REPO, env={**cluster.env(), "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["note"].startswith("ray: 2 of 2 workers warmed in "), got
+    assert got["modules"] == ["harness.executors.ray", "harness.agents.sim", "genai_prices"]
+
+
+def test_slots_bound_agents_and_nodes_prepare_while_they_run(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """As locally, a slot is held from the agent's launch to its exit: with one slot and
+    two units, the second item's task prepares its workspace while the first item's agent
+    runs, asks the head for the slot and launches its agent once the first one has exited
+    (it held the slot through its own preparation and clean-up before: a fifth of the
+    slots' time at two-second agents)."""
+    code, report, err = finish(
+        harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim:slow=3", "--trials", "2",
+                "--concurrency", "1", "--ray-resource", "sim-worker")
+    )  # fmt: skip
+    assert code == 0, err
+    (run,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    agents = []
+    for item in report["items"]:
+        meta = json.loads((run / "items" / item["item_dir"] / "item.json").read_text())
+        phases = meta["phases_s"]
+        launched = meta["started_at"] + phases["workspace"] + phases["slot_wait"]
+        agents.append((launched, launched + phases["agent"], phases["slot_wait"]))
+    first, second = sorted(agents)
+    assert second[0] >= first[1] - 0.1  # one agent at a time (clocks rounded to ms)
+    assert second[2] > 1.0, agents  # it was ready well before the slot was free
 
 
 def test_items_the_provider_failed_are_retried_on_the_cluster(

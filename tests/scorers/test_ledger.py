@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from scorers.prime_agent import ledger
 from scorers.prime_agent.ledger import parse_ledger
 from scorers.records import DeleteEvent, LedgerParse, RenameEvent, SpawnEvent
 
@@ -234,3 +240,150 @@ def test_unusual_but_valid_json_is_judged_field_by_field(
 )
 def test_near_canonical_lines_that_are_not_json_are_malformed(line: bytes) -> None:
     assert (parse(line).events, parse(line).malformed_lines) == ((), 1)
+
+
+# ------------------------------------------------------------------ another root's spawns
+
+OURS = "/s/sessions/p.jsonl"
+THEIRS = "/s/sessions/other.jsonl"
+
+
+def _mixed_ledger() -> bytes:
+    """Spawns of two roots, their renames and deletes, and bad lines of every kind."""
+    lines = [json.dumps(META).encode()]
+    for i in range(6):
+        parent = OURS if i % 2 else THEIRS
+        child = f"/s/session-artifacts/{i}/sub-{i}/{i}.jsonl"
+        spawn = SPAWN | {"childId": f"sub-{i}", "parent": parent, "child": child}
+        lines += [json.dumps(spawn).encode(), json.dumps(RENAME | {"child": child}).encode()]
+    lines += [
+        json.dumps(SPAWN | {"parent": THEIRS, "depth": 0}).encode(),  # malformed, their root
+        json.dumps(SPAWN | {"parent": THEIRS, "name": None}).encode(),
+        json.dumps({"v": 1, "op": "fork", "at": "t"}).encode(),  # unknown op
+        b"not json",
+        json.dumps(SPAWN | {"parent": THEIRS}).encode()[:-1],  # torn tail
+    ]
+    return b"\n".join(lines)
+
+
+def test_kept_roots_parse_as_the_whole_ledger_cut_to_them() -> None:
+    data = _mixed_ledger()
+    whole = parse_ledger(io.BytesIO(data))
+    kept = parse_ledger(io.BytesIO(data), keep={OURS.lstrip("/")})
+    expected = tuple(
+        e for e in whole.events if type(e) is not SpawnEvent or e.parent == OURS.lstrip("/")
+    )
+    assert kept == LedgerParse(expected, whole.malformed_lines, whole.unknown_ops, True)
+    assert (whole.malformed_lines, whole.unknown_ops) == (3, 1)
+    assert sum(type(e) is SpawnEvent for e in kept.events) == 3
+
+
+def test_another_roots_spawns_are_dropped_before_their_event_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A capped ledger is mostly other roots' spawns: building an event for each (its child
+    path normalised, its session id cut out) only to drop it was a third of a re-score."""
+    built: list[str] = []
+    real = ledger._spawn_event
+
+    def counting(paths: Any, child_id: str, *rest: Any) -> SpawnEvent:
+        built.append(child_id)
+        return real(paths, child_id, *rest)
+
+    monkeypatch.setattr(ledger, "_spawn_event", counting)
+    parse_ledger(io.BytesIO(_mixed_ledger()), keep={OURS.lstrip("/")})
+    assert built == ["sub-1", "sub-3", "sub-5"]
+
+
+# --------------------------------------------------------------------------- compact lines
+
+
+def _decoder_only(data: bytes, keep: Collection[str] | None = None) -> LedgerParse:
+    """The parse with every line through the JSON decoder (no compact-form reading)."""
+    with mock.patch.object(ledger, "_compact", return_value=None):
+        return parse_ledger(io.BytesIO(data), keep)
+
+
+def test_compact_lines_are_read_without_the_decoder() -> None:
+    """Decoding 100,000 compact lines was half of a 1,800-shard re-score: the product's own
+    form is read by one pattern, to the same events (another root's spawns dropped)."""
+    records = [
+        SPAWN,
+        SPAWN | {"parent": THEIRS},
+        SPAWN | {"depth": 12, "name": ""},
+        RENAME,
+        DELETE,
+        DELETE | {"reason": "revoked"},
+    ]
+    data = b"".join(compact(r) + b"\n" for r in records)
+    keep = {"s/sessions/p.jsonl"}
+    expected = _decoder_only(data, keep)
+    with mock.patch.object(ledger, "decode_json", side_effect=AssertionError("decoded")):
+        assert parse_ledger(io.BytesIO(data), keep) == expected
+    assert len(expected.events) == 5 and expected.malformed_lines == 0
+
+
+#: Field values that keep a line compact, and odd ones that do not (or make it invalid).
+_plain = st.text(alphabet=" az/.:-_09~", max_size=5)
+_odd = st.one_of(
+    st.sampled_from(["", '"', "\\", "\x00", "\x1f", "\x7f", "é", "\u2028", "a\nb", "{}"]),
+    st.sampled_from([-1, 0, 1, 2, 10**17, 10**18, 10**19, True, None, 1.0, [], {}]),
+)
+
+
+@st.composite
+def _records(draw: st.DrawFn) -> dict[str, object]:
+    """A record in the contract's key order; sometimes one field odd, missing or extra."""
+    op = draw(st.sampled_from(["spawn", "rename", "delete", "meta", "other"]))
+    record: dict[str, object] = {"v": 1, "op": op, "at": draw(_plain)}
+    if op in ("spawn", "rename", "delete"):
+        record["childId"] = draw(_plain)
+    if op == "spawn":
+        parent = draw(st.sampled_from([OURS, THEIRS, "/s/sessions//p.jsonl"]))
+        record |= {"parent": parent, "child": draw(_plain), "depth": draw(st.integers(1, 3))}
+        record["name"] = draw(_plain)
+    elif op == "rename":
+        record |= {"child": draw(_plain), "name": draw(_plain)}
+    elif op == "delete":
+        record["child"] = draw(_plain)
+        if draw(st.booleans()):
+            record["reason"] = draw(_plain)
+    elif op == "meta":
+        record["sessionsDir"] = draw(_plain)
+    change = draw(st.sampled_from(["none", "odd", "missing", "extra"]))
+    key = draw(st.sampled_from(sorted(record)))
+    if change == "odd":
+        record[key] = draw(_odd)
+    elif change == "missing":
+        del record[key]
+    elif change == "extra":
+        record["extra"] = draw(_odd)
+    return record
+
+
+#: Bytes spliced into a line: JSON's punctuation and escapes break the compact form most.
+_splices = st.one_of(
+    st.sampled_from([b'"', b"\\", b'\\"', b"\\u0041", b",", b"}", b"{", b" ", b"\x00", b"\xc3"]),
+    st.binary(max_size=3),
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(
+        st.tuples(_records(), st.booleans(), st.integers(0, 200), _splices), max_size=10
+    ),
+    keep=st.sampled_from([None, {"s/sessions/p.jsonl"}]),
+    terminated=st.booleans(),
+)
+def test_reading_compact_lines_never_changes_a_parse(
+    lines: list[tuple[dict[str, object], bool, int, bytes]],
+    keep: set[str] | None,
+    terminated: bool,
+) -> None:
+    data = b"\n".join(
+        (line[:at] + splice + line[at:]) if mutate else line
+        for line, mutate, at, splice in ((compact(r), m, a, s) for r, m, a, s in lines)
+    ) + (b"\n" if terminated and lines else b"")
+    assert parse_ledger(io.BytesIO(data), keep) == _decoder_only(data, keep)
