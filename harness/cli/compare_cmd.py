@@ -62,13 +62,13 @@ def compare_cmd(
 
     Prints plain text laid out for a terminal; --markdown prints Markdown, --json the
     comparison object."""
-    from harness.model.comparison import BaselineRun, fail_on_parts
+    from harness.model.comparison import fail_on_parts
     from harness.model.report import load_report
     from harness.model.text import describe_run
     from harness.report.compare_text import comparison_text
     from harness.report.markdown import comparison_markdown
     from harness.runs.catalog import resolve_run
-    from harness.stats.compare import compare, shared_cells
+    from harness.stats.compare import cells_of, compare, shared_cells
 
     if candidate is None:
         _compare_agents(
@@ -84,9 +84,8 @@ def compare_cmd(
     baseline = resolve_run(baseline, runs_dir, for_comparison=True)
     candidate = resolve_run(candidate, runs_dir, for_comparison=True)
     base, cand = load_report(baseline), load_report(candidate)
-    run = BaselineRun(base.run_id, base.options.agent, base.options.models, base.created_at)
-    cells = {(i.fixture, i.agent, i.model) for i in cand.items}
-    if cand.items and not shared_cells({(i.fixture, i.agent, i.model) for i in base.items}, cells):
+    run = base.as_baseline()
+    if cand.items and not shared_cells(cells_of(base.items), cells_of(cand.items)):
         raise UsageError(
             f"{describe_run(run)} and {cand.run_id} ({cand.options.agent}, model "
             f"{', '.join(cand.options.models)}) share no fixture x agent x model: nothing to "

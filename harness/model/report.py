@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Self
 from harness import __version__
 from harness.errors import BundleError
 from harness.model.agents import AgentsComparison
-from harness.model.comparison import DEFAULT_COST_THRESHOLD, Comparison
+from harness.model.comparison import DEFAULT_COST_THRESHOLD, BaselineRun, Comparison
 from harness.model.item import ItemResult
 from harness.model.provider import ProviderHealth
 from harness.model.record import Record
@@ -212,6 +212,10 @@ class RunReport(Record):
 
     def item(self, key: str) -> ItemResult | None:
         return next((i for i in self.items if i.key == key), None)
+
+    def as_baseline(self) -> BaselineRun:
+        """This run as a comparison names its baseline (run id, agent, models, date)."""
+        return BaselineRun(self.run_id, self.options.agent, self.options.models, self.created_at)
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()

@@ -201,12 +201,12 @@ def execute_run(
 ) -> RunOutcome:
     """Run every planned item (or the missing/errored ones of ``resume``) and write the report."""
     config.validate()
-    if config.baseline is not None:
-        load_report(config.baseline)  # a wrong baseline is refused before anything runs
+    # A wrong baseline is refused before anything runs.
+    baseline = load_report(config.baseline) if config.baseline is not None else None
     fixtures = load_fixtures(config)
     plan = restrict(build_plan(fixtures, agent_models(config), config.trials), config.only_keys)
-    if config.baseline is not None:  # and one with nothing in common with this run
-        require_shared_cells(config.baseline, plan)
+    if config.baseline is not None and baseline is not None:  # and one with nothing in common
+        require_shared_cells(config.baseline, baseline, plan)
     identity = plan_identity(config, fixtures)
     # A run that could only error is refused here (every agent's binary runs).
     versions = tuple(require_agent(agent).version for agent in config.agents)

@@ -19,6 +19,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.agents.base import AgentAdapter
 from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError, UsageError
@@ -34,6 +35,9 @@ from harness.plan import (
 )
 from harness.pricing import PriceTable, find_price, unpriced_models
 from harness.run.budget import check_budget_plan
+
+if TYPE_CHECKING:
+    from harness.model.report import RunReport
 
 #: A CLI answers ``--version`` at once (Node clients take a second or two on a loaded
 #: machine); one that takes longer is not what we want to run.
@@ -142,21 +146,19 @@ def require_credentials(
             )
 
 
-def require_shared_cells(baseline: Path, plan: Sequence[WorkItem]) -> None:
+def require_shared_cells(baseline: Path, report: RunReport, plan: Sequence[WorkItem]) -> None:
     """Refuse (exit 2, naming the baseline) a comparison that could only find nothing in
-    common: no fixture x agent x model of ``plan`` matches one of the baseline's, as the
-    comparison matches them (a baseline of another agent *and* model: none)."""
-    from harness.model.comparison import BaselineRun
-    from harness.model.report import load_report, report_path
+    common: no fixture x agent x model of ``plan`` matches one of the baseline's (its
+    ``report``, read from ``baseline``), as the comparison matches them (a baseline of
+    another agent *and* model: none)."""
+    from harness.model.report import report_path
     from harness.model.text import describe_run
-    from harness.stats.compare import shared_cells
+    from harness.stats.compare import cells_of, shared_cells
 
-    report = load_report(baseline)
-    base = {(i.fixture, i.agent, i.model) for i in report.items}
     cand = {(w.fixture.manifest.name, w.agent.label(), w.model) for w in plan}
-    if not plan or shared_cells(base, cand):
+    if not plan or shared_cells(cells_of(report.items), cand):
         return
-    run = BaselineRun(report.run_id, report.options.agent, report.options.models, report.created_at)
+    run = report.as_baseline()
     agents = ", ".join(sorted({c[1] for c in cand}))
     models = ", ".join(sorted({c[2] for c in cand}))
     raise UsageError(
@@ -287,7 +289,9 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
     conditions = agent_models(config)
     plan = restrict(build_plan(fixtures, conditions, config.trials), config.only_keys)
     if config.baseline is not None:
-        require_shared_cells(config.baseline, plan)
+        from harness.model.report import load_report
+
+        require_shared_cells(config.baseline, load_report(config.baseline), plan)
     checks: list[Check] = []
     agents = []
     for agent, mine in conditions:

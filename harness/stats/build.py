@@ -10,7 +10,6 @@ from pathlib import Path
 from harness.model.comparison import (
     DEFAULT_COST_THRESHOLD,
     DEFAULT_THRESHOLD,
-    BaselineRun,
     Comparison,
 )
 from harness.model.item import ItemResult
@@ -84,11 +83,14 @@ def safe_compare(
     so a broken baseline never costs the run its report."""
     try:
         report = load_report(baseline)
-        run = BaselineRun(
-            report.run_id, report.options.agent, report.options.models, report.created_at
-        )
         result = compare(
-            report.items, items, threshold, str(baseline), run, cost_threshold, shared_only
+            report.items,
+            items,
+            threshold,
+            str(baseline),
+            report.as_baseline(),
+            cost_threshold,
+            shared_only,
         )
         return result if sequential is None else with_sequential(result, sequential)
     except Exception as exc:  # the report must be written whatever went wrong

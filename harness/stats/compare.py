@@ -48,6 +48,8 @@ from harness.stats.summaries import (
 from scorers.criteria import criterion_names
 
 Items = Sequence[ItemResult]
+#: A run's cell as (fixture, agent label, model).
+Cell = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,12 @@ class Pairing:
     model_label: str | None
 
     def cell(self, item: ItemResult) -> GroupKey:
-        return (
-            item.fixture,
-            item.agent if self.by_agent else "",
-            item.model if self.by_model else "*",
-        )
+        return self.key((item.fixture, item.agent, item.model))
+
+    def key(self, cell: Cell) -> GroupKey:
+        """The matching key of a (fixture, agent, model) cell."""
+        fixture, agent, model = cell
+        return (fixture, agent if self.by_agent else "", model if self.by_model else "*")
 
 
 def pairing(baseline: Iterable[ItemResult], candidate: Iterable[ItemResult]) -> Pairing:
@@ -105,12 +108,14 @@ def pair_runs(
     return Pairing(by_agent, by_model, None if by_model else next(iter(cand_models)))
 
 
-Cell = tuple[str, str, str]
-
-
 def agent_kind(label: str) -> str:
     """The agent a label names, without its options (``sim:flaky=0.5`` -> ``sim``)."""
     return label.partition(":")[0]
+
+
+def cells_of(items: Iterable[ItemResult]) -> set[Cell]:
+    """The (fixture, agent, model) cells a run's items fall in."""
+    return {(i.fixture, i.agent, i.model) for i in items}
 
 
 def shared_cells(baseline: Iterable[Cell], candidate: Iterable[Cell]) -> list[GroupKey]:
@@ -120,11 +125,7 @@ def shared_cells(baseline: Iterable[Cell], candidate: Iterable[Cell]) -> list[Gr
     pair = pair_runs(
         {c[1] for c in base}, {c[2] for c in base}, {c[1] for c in cand}, {c[2] for c in cand}
     )
-
-    def key(cell: Cell) -> GroupKey:
-        return (cell[0], cell[1] if pair.by_agent else "", cell[2] if pair.by_model else "*")
-
-    return sorted({key(c) for c in base} & {key(c) for c in cand})
+    return sorted({pair.key(c) for c in base} & {pair.key(c) for c in cand})
 
 
 def _groups(items: Items, pair: Pairing) -> dict[GroupKey, _Group]:
