@@ -174,15 +174,17 @@ def require_shared_cells(baseline: Path, report: RunReport, plan: Sequence[WorkI
 REACH_TIMEOUT_S = 5.0
 
 
-def unreachable(url: str, timeout_s: float = REACH_TIMEOUT_S) -> str | None:
+def unreachable(
+    url: str, timeout_s: float = REACH_TIMEOUT_S, env: Mapping[str, str] | None = None
+) -> str | None:
     """Why a TCP connection to ``url``'s host and port cannot be opened (its name does not
     resolve, nothing listens, no answer in time), or None when it opens. Nothing is sent:
-    no request, no credentials. Through the proxy the caller's environment names, if any."""
+    no request, no credentials. Through the proxy ``env`` (the items' environment; default
+    the caller's) names, if any."""
+    env = os.environ if env is None else env
     parts = urllib.parse.urlsplit(url)
     host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
-    proxy = os.environ.get(f"{parts.scheme}_proxy") or os.environ.get(
-        f"{parts.scheme.upper()}_PROXY"
-    )
+    proxy = env.get(f"{parts.scheme}_proxy") or env.get(f"{parts.scheme.upper()}_PROXY")
     if proxy:
         via = urllib.parse.urlsplit(proxy)
         host, port = via.hostname, via.port or 80
@@ -225,7 +227,7 @@ def endpoint_checks(
         return [Check("endpoint reachable", True, "not checked: the client picks its endpoint")]
     checks = []
     for url in urls:
-        why = unreachable(url)
+        why = unreachable(url, env=env)
         checks.append(
             Check("endpoint reachable", why is None, url if why is None else f"{url}: {why}")
         )
