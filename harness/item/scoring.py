@@ -96,14 +96,7 @@ def make_result(
 
 
 def manifest_dict(manifest: Manifest) -> dict[str, Any]:
-    return {
-        "name": manifest.name,
-        "artifact": manifest.artifact,
-        "shards": [
-            {"file": s.file, "worker": s.worker, "question": s.question, "expected": s.expected}
-            for s in manifest.shards
-        ],
-    }
+    return manifest.to_dict()
 
 
 def assess_bundle(
