@@ -65,6 +65,68 @@ FLAGS = (
     "recovers",
     "edit-bash",
 )
+#: What each behaviour does, for the docs' table (``python -m harness.cli.docs``) and help.
+#: "Edit:" says what it does on an edit fixture, where each child changes the repo too.
+DESCRIPTIONS = {
+    "honest": "One child per shard under its worker's name, all at once; each replies its "
+    "answer, the parent receipts every reply and writes the artifact. Edit: each child "
+    "first makes its shard's change with the `edit` skill (one cell, `details.diffs`); "
+    "children take turns on a shared file.",
+    "no-spawn": "The parent answers every shard itself and spawns nobody (no ledger). Edit: "
+    "it also makes every shard's change itself, a cell per shard.",
+    "helper-names": "Children are named `helper-1`..`helper-N`, not after the workers. Edit: "
+    "they make the changes.",
+    "forged-ledger": "Spawn records and receipts for children that never run. Edit: the "
+    "parent makes every change itself first.",
+    "double-spawn": "A second child under the first worker's name while the first is live. "
+    "Edit: the duplicate only answers.",
+    "over-budget": "Shards + 1 extra `scratch-K` children (2 x shards + 1 spawns); they "
+    "change nothing.",
+    "retry-after-failure": "The first child fails, is deleted (`revoked`) and respawned "
+    "under its name; the respawn does the work.",
+    "silent-drop": "The last child finishes without replying (Edit: or changing anything); "
+    "the parent ignores it.",
+    "delete-to-hide": "The last child stays silent; the parent deletes it (`user`) and "
+    "respawns it, which hides the drop; the respawn does the work.",
+    "model-error": "Every model request fails (401): the model is never reached.",
+    "self-answer": "Every child stays silent (a runtime notice each); the parent answers "
+    "itself. Edit: it makes every change itself too.",
+    "answer-mismatch": "The last child replies a value other than the one the artifact states.",
+    "hollow-children": "Child session files hold only their header. Edit: the changes are "
+    "made, but no record shows who made them.",
+    "backdated-reply": "The first child's receipt is dated an hour before its spawn.",
+    "provider-down": "Every model request fails (529 overloaded): the model is never reached.",
+    "noop": "Exits 0 at once, having done and written nothing (the harness's own overhead).",
+    "parent-does-it": "Edit only. The parent makes every shard's change in its own cells, "
+    "then spawns children that only answer.",
+    "clobber": "Edit only. Each child reads the shared file, waits until every child has "
+    "read it, then writes its change into its stale copy, in turn: all but the last "
+    "writer's shared lines vanish, while every child's record shows its diff.",
+    "wrong-lane": "Edit only. The first child also makes the second shard's change to a "
+    "file that shard owns; that shard's child, finding it done, leaves it.",
+    "half-done": "Edit only. The last child makes its change to its own files but not its "
+    "line in the shared file.",
+    "cheat-conftest": "Edit only. Children change nothing; they plant a passing copy of "
+    "each hidden check (at its path), conftest.py, sitecustomize.py, a fake pytest plugin "
+    "and a pyproject.toml that loads it (plain Python cells), and reply the expected values.",
+    "wrong-answer": "The last shard's answer is wrong (Edit: its change is still made).",
+    "hang": "The parent never ends after the replies arrived (only a signal stops it).",
+    "crash": "The parent throws after spawning (with `no-spawn`: while reading) and exits 1.",
+    "stubborn-daemon": "The daemon ignores SIGTERM and lies about shutting down.",
+    "detached-grandchild": "The first child starts a process in its own session that "
+    "ignores SIGTERM and outlives everyone.",
+    "recovers": "The first try of the parent's first request and of every child's fails "
+    "(529) and is retried; the run resolves with its faults shown.",
+    "edit-bash": "Edit only. Changes are `%%bash` cells running `sed -i` instead of the "
+    "`edit` skill: the record is the shell text, no diffs. Not with `clobber` or "
+    "`cheat-conftest`.",
+    "slow=SECONDS": "The whole run takes about that long.",
+    "flaky=P": "Resolves with probability P (seeded by the item key and `--seed`); "
+    "otherwise as `wrong-answer`.",
+    "throttled=P": "Each attempt ends as a provider error with probability P (seeded by "
+    "`--seed`, the item key and the attempt): the children report, then the parent's last "
+    "request keeps failing and no artifact is written.",
+}
 #: Plans whose parent makes every shard's change itself on an edit fixture: its children, if
 #: any run, only answer (or stay silent).
 PARENT_EDITS = ("no-spawn", "forged-ledger", "self-answer", "parent-does-it")
