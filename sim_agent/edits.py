@@ -114,11 +114,19 @@ def sed_command(r: Replacement) -> str:
     replacement = "".join("\\" + c if c in "\\/&" else c for c in r.new)
     script = f"s/{pattern}/{replacement}/".replace("\n", "\\n")
     flags = "-z -i" if "\n" in r.old else "-i"
-    return f"sed {flags} {_quote(script)} {_quote(r.path)}"
+    return f"sed {flags} '{_escape_quotes(script)}' {_word(r.path)}"
 
 
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
+def _escape_quotes(text: str) -> str:
+    """``text`` for inside single quotes: each ``'`` closes, escapes and reopens them."""
+    return text.replace("'", "'\\''")
+
+
+def _word(word: str) -> str:
+    """``word`` as one shell word: bare when it is plain (``pkg/a.py``), as a model writes it."""
+    if word and all(c.isalnum() or c in "_./-+:,=@%" for c in word):
+        return word
+    return f"'{_escape_quotes(word)}'"
 
 
 def run_bash(cwd: str, code: str) -> Cell:
