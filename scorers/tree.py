@@ -9,7 +9,8 @@ reads it back with :func:`parse_tree`, which counts every entry it has to skip a
 from __future__ import annotations
 
 import json
-from typing import Any, Final, get_args
+from collections.abc import Callable
+from typing import Any, Final, TypeVar, get_args
 
 from scorers.records import (
     ChecksOutcome,
@@ -29,6 +30,7 @@ MAX_EDITS_BYTES: Final = 64 * 1024 * 1024
 
 _STATES: Final[frozenset[str]] = frozenset(get_args(FileState))
 _OUTCOMES: Final[frozenset[str]] = frozenset(get_args(ChecksOutcome))
+_R = TypeVar("_R")
 
 
 def tree_to_dict(tree: TreeEvidence, seconds: float) -> dict[str, Any]:
@@ -90,6 +92,28 @@ def _shard(row: object) -> ShardChecks | None:
     return ShardChecks(shard, outcome, tests, failures, tail, float(seconds))
 
 
+def _path(row: object) -> NormPath | None:
+    return normalize_path(row) if isinstance(row, str) and row.strip("/") else None
+
+
+def _rows(
+    raw: object, parse: Callable[[object], _R | None], key: Callable[[_R], str]
+) -> tuple[tuple[_R, ...], int]:
+    """The entries of the list ``raw`` that parse (the first of each key), and how many did
+    not or repeated a key (``raw`` that is not a list counts one)."""
+    if not isinstance(raw, list):
+        return (), 1
+    kept: dict[str, _R] = {}
+    bad = 0
+    for row in raw:
+        parsed = parse(row)
+        if parsed is None or key(parsed) in kept:
+            bad += 1
+        else:
+            kept[key(parsed)] = parsed
+    return tuple(kept.values()), bad
+
+
 def _unreadable(why: str) -> TreeEvidence:
     return TreeEvidence(checks_error=f"{EDITS_NAME} {why}", malformed=1)
 
@@ -109,39 +133,14 @@ def parse_tree(opener: Opener) -> TreeEvidence:
         return _unreadable("is not JSON")
     if not isinstance(doc, dict) or doc.get("schema_version") != EDITS_SCHEMA_VERSION:
         return _unreadable(f"is not schema version {EDITS_SCHEMA_VERSION}")
-    malformed = 0
-    files: list[FileChange] = []
-    raw_files = doc.get("files")
-    for row in raw_files if isinstance(raw_files, list) else ():
-        change = _file(row)
-        if change is None or any(f.path == change.path for f in files):
-            malformed += 1
-        else:
-            files.append(change)
-    malformed += not isinstance(raw_files, list)
-    undeclared: list[NormPath] = []
-    raw_undeclared = doc.get("undeclared", [])
-    for path in raw_undeclared if isinstance(raw_undeclared, list) else ():
-        if isinstance(path, str) and path:
-            undeclared.append(normalize_path(path))
-        else:
-            malformed += 1
-    malformed += not isinstance(raw_undeclared, list)
+    files, bad_files = _rows(doc.get("files"), _file, lambda f: f.path)
+    undeclared, bad_paths = _rows(doc.get("undeclared", []), _path, lambda p: p)
+    malformed = bad_files + bad_paths
     checks = doc.get("checks")
     if not isinstance(checks, dict):
-        return TreeEvidence(
-            tuple(files), (), tuple(undeclared), f"{EDITS_NAME} holds no checks", malformed + 1
-        )
+        return TreeEvidence(files, (), undeclared, f"{EDITS_NAME} holds no checks", malformed + 1)
     error = checks.get("error")
     if error is not None and not isinstance(error, str):
         error, malformed = "the checks' error is unreadable", malformed + 1
-    shards: list[ShardChecks] = []
-    raw_shards = checks.get("shards")
-    for row in raw_shards if isinstance(raw_shards, list) else ():
-        parsed = _shard(row)
-        if parsed is None or any(s.shard == parsed.shard for s in shards):
-            malformed += 1
-        else:
-            shards.append(parsed)
-    malformed += not isinstance(raw_shards, list)
-    return TreeEvidence(tuple(files), tuple(shards), tuple(undeclared), error, malformed)
+    shards, bad_shards = _rows(checks.get("shards"), _shard, lambda c: c.shard)
+    return TreeEvidence(files, shards, undeclared, error, malformed + bad_shards)
