@@ -12,15 +12,8 @@ import json
 from collections.abc import Callable
 from typing import Any, Final, TypeVar, get_args
 
-from scorers.records import (
-    ChecksOutcome,
-    FileChange,
-    FileState,
-    NormPath,
-    ShardChecks,
-    TreeEvidence,
-    normalize_path,
-)
+from scorers.edit_records import ChecksOutcome, FileState
+from scorers.records import FileChange, NormPath, ShardChecks, TreeEvidence, normalize_path
 from scorers.types import Opener
 
 EDITS_NAME: Final = "edits.json"

@@ -271,6 +271,8 @@ def run_checks(
             found.update(done)
             stderr = _tail(work_dir / f"runner-{start}.err")
             if not ready:
+                if proc.timed_out:  # the item's limit came first: its shards were not run
+                    break
                 why = proc.start_error or f"exit code {proc.exit_code}: {stderr}"
                 if start == 1:
                     error = f"the checks runner could not start: {why}"

@@ -128,6 +128,18 @@ def _load(shard_no: int, paths: list[str]) -> unittest.TestSuite:
     return suite
 
 
+def _first_failure(result: unittest.TestResult) -> str:
+    """A last line naming the first failing test and its error's own last line (after
+    unittest's summary, which says only how many failed)."""
+    for test, text in [*result.errors, *result.failures]:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        name = test.id().partition(".")[2] or test.id()  # without the module's own name
+        return f"\n{name}: {lines[-1] if lines else 'failed'}\n"
+    if result.unexpectedSuccesses:
+        return f"\n{result.unexpectedSuccesses[0].id()}: passed, but was expected to fail\n"
+    return ""
+
+
 def _owned(module: ModuleType, prefixes: tuple[str, ...]) -> bool:
     """Whether ``module`` came from the copy or the checks (not the standard library)."""
     file = getattr(module, "__file__", None)
@@ -167,6 +179,7 @@ def run_shard(shard_no: int, entry: dict[str, Any], plan: dict[str, Any]) -> dic
                     runner = unittest.TextTestRunner(stream=sink, resultclass=Result)
                     result = runner.run(suite)
                     outcome = "passed" if result.wasSuccessful() else "failed"
+                    sink.write(_first_failure(result))
     except ShardTimeout:
         outcome = "timed out"
         sink.write(f"\ncut at the shard's limit of {plan['shard_limit_s']} s\n")

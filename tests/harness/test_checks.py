@@ -50,6 +50,9 @@ def test_honest_tree_passes_and_shipped_tree_fails(fixture: Fixture, tmp_path: P
     assert set(outcomes(shipped).values()) == {"failed"}
     first = shipped.shards[0]
     assert first.failures == 2 and "0 != 37" in first.tail and "FAILED" in first.tail
+    # The last line names the first failure (what a verdict quotes), not unittest's count.
+    last = first.tail.strip().splitlines()[-1]
+    assert last.startswith("TestS00.test_changelog: AssertionError: '- s00: rate 37' not found")
 
 
 def test_the_payload_works_where_it_is_allowed_in(
