@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from harness.agents.env import ITEM_TOKEN_VAR
 from harness.files import open_regular
-from harness.item.processes import ProcessTracker, run_process
+from harness.item.processes import ProcessResult, ProcessTracker, run_process
 from harness.item.workspace import copy_shipped_tree
 from scorers.records import ShardChecks
 from scorers.types import Manifest
@@ -204,6 +204,39 @@ def _tail(path: Path) -> str:
         return ""
 
 
+def _start_runner(
+    work_dir: Path,
+    start: int,
+    plan: dict[str, Any],
+    env: dict[str, str],
+    tracker: ProcessTracker,
+    deadline: float,
+) -> tuple[ProcessResult, bool]:
+    """Run the runner once on ``plan`` (its ``start``-th process) until it exits, the
+    item's ``deadline`` passes, or a shard outlives its alarm; and whether it was cut so."""
+    plan_path = work_dir / f"plan-{start}.json"
+    results = Path(plan["results"])
+    results.touch()
+    plan_path.write_text(json.dumps(plan), encoding="utf-8")
+    cancel = threading.Event()
+    watch = _Watch(results, cancel, float(plan["shard_limit_s"]))
+    try:
+        proc = run_process(
+            [sys.executable, "-I", "-S", "-B", str(RUNNER), str(plan_path)],
+            env=env,
+            cwd=Path(plan["root"]),
+            timeout_s=max(deadline - time.monotonic(), 0.0),
+            stdout_path=work_dir / f"runner-{start}.out",
+            stderr_path=work_dir / f"runner-{start}.err",
+            tracker=tracker,
+            cancel=cancel,
+            term_grace_s=KILL_GRACE_S,
+        )
+    finally:
+        watch.close()
+    return proc, watch.cut
+
+
 def run_checks(
     fixture_dir: Path,
     manifest: Manifest,
@@ -226,6 +259,8 @@ def run_checks(
     for d in (hidden, home, tmp):
         d.mkdir()
     pending = _copy_checks(fixture_dir, manifest, hidden)
+    if not pending:
+        return ChecksRun((), None, 0.0)
     token = f"checks-{uuid.uuid4().hex}"
     env = {
         "PATH": CHECKS_PATH,
@@ -235,38 +270,19 @@ def run_checks(
         ITEM_TOKEN_VAR: token,
     }
     tracker = ProcessTracker(token=token, workdir=work_dir)
+    plan: dict[str, Any] = {
+        "root": str(copy),
+        "checks_root": str(hidden),
+        "shard_limit_s": shard_limit_s,
+        "tail_chars": TAIL_CHARS,
+    }
     found: dict[str, ShardChecks] = {}
     error: str | None = None
     try:
         for start in range(1, MAX_RUNNER_STARTS + 1):
-            plan_path = work_dir / f"plan-{start}.json"
-            results = work_dir / f"results-{start}.jsonl"
-            results.touch()
-            plan = {
-                "root": str(copy),
-                "checks_root": str(hidden),
-                "shards": pending,
-                "shard_limit_s": shard_limit_s,
-                "tail_chars": TAIL_CHARS,
-                "results": str(results),
-            }
-            plan_path.write_text(json.dumps(plan), encoding="utf-8")
-            cancel = threading.Event()
-            watch = _Watch(results, cancel, shard_limit_s)
-            try:
-                proc = run_process(
-                    [sys.executable, "-I", "-S", "-B", str(RUNNER), str(plan_path)],
-                    env=env,
-                    cwd=copy,
-                    timeout_s=max(deadline - time.monotonic(), 0.0),
-                    stdout_path=work_dir / f"runner-{start}.out",
-                    stderr_path=work_dir / f"runner-{start}.err",
-                    tracker=tracker,
-                    cancel=cancel,
-                    term_grace_s=KILL_GRACE_S,
-                )
-            finally:
-                watch.close()
+            plan = {**plan, "shards": pending, "results": str(work_dir / f"results-{start}.jsonl")}
+            proc, cut = _start_runner(work_dir, start, plan, env, tracker, deadline)
+            results = Path(plan["results"])
             ready, running, done = _read_results(results)
             found.update(done)
             stderr = _tail(work_dir / f"runner-{start}.err")
@@ -279,9 +295,13 @@ def run_checks(
                     return ChecksRun((), error, round(time.monotonic() - started, 3))
                 break
             if running is not None:
-                if proc.timed_out or watch.cut:
-                    limit = limit_s if proc.timed_out else shard_limit_s
-                    tail = f"cut at its limit of {limit:g} s (the checks process was killed)"
+                if proc.timed_out or cut:
+                    limit = (
+                        f"the item's checks limit of {limit_s:g} s"
+                        if proc.timed_out
+                        else (f"the shard's limit of {shard_limit_s:g} s")
+                    )
+                    tail = f"cut at {limit} (the checks process was killed)"
                     found[running] = ShardChecks(running, "timed out", tail=tail)
                 else:
                     tail = f"the checks process ended (exit code {proc.exit_code}) while "
