@@ -19,7 +19,8 @@ Codex (0.171.0) writes one rollout per thread, the root's and each child's, ever
 * what the thread did to files: ``event_msg`` ``item_completed`` of a ``FileChange`` (a
   patch Codex applied: ``changes`` keyed by absolute path, each ``add`` with its
   ``content``, ``delete``, or ``update`` with its ``unified_diff`` and ``move_path``; the
-  item's ``id`` is the call's) and of a ``CommandExecution`` (``command`` as argv, ``cwd``
+  item's ``id`` is the call's; ``status`` ``failed`` when it stopped part-way: the files
+  before the one its output names were written) and of a ``CommandExecution`` (``command`` as argv, ``cwd``
   as a ``file://`` URI, ``status`` and ``exit_code``). A patch that did not apply
   (``apply_patch verification failed``) leaves no ``FileChange``. The calls themselves are
   ``custom_tool_call`` items (``apply_patch``, freeform: the patch is its ``input``) with a
@@ -37,9 +38,11 @@ Nothing here raises on any input bytes: unreadable lines are counted.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import IO, Final
 from urllib.parse import unquote, urlsplit
 
@@ -60,6 +63,7 @@ from scorers.codex.thread import (
 )
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.records import NO_TOKENS
+from scorers.writes import repo_relative
 
 #: User messages Codex writes itself: none of them is the task.
 CONTEXT_PREFIXES: Final = (
@@ -89,6 +93,17 @@ _AGENT_MESSAGE: Final = re.compile(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _PatchItem:
+    """A ``FileChange`` item as recorded, its status (``completed``, ``failed``, ...) kept
+    until the call's output is read."""
+
+    call_id: str
+    files: tuple[tuple[str, str, str | None, str | None], ...]
+    status: str
+    at: str | None
+
+
 class _Reader:
     """Accumulates one rollout's lines."""
 
@@ -113,7 +128,7 @@ class _Reader:
         self.malformed = 0
         #: Item events and calls that may change files, in record order; a call is
         #: read only when no item event answers it.
-        self.changes: list[Change | Call] = []
+        self.changes: list[Change | Call | _PatchItem] = []
         self.answered: set[str] = set()
 
     def line(self, value: object) -> None:
@@ -230,8 +245,8 @@ class _Reader:
                     self.started.setdefault(call_id, child)
             elif item.get("type") == "FileChange":
                 self.answered.add(call_id)
-                if item.get("status") == "completed":
-                    self.changes.append(PatchApplied(call_id, _patched(item.get("changes")), at))
+                status = string(item.get("status")) or ""
+                self.changes.append(_PatchItem(call_id, _patched(item.get("changes")), status, at))
             elif item.get("type") == "CommandExecution":
                 self.answered.add(call_id)
                 code = item.get("exit_code")
@@ -309,7 +324,17 @@ class _Reader:
         """The item events in order, with each call no item event answers read from the
         call and its output (a failed one dropped)."""
         found: list[Change] = []
+        cwd = string(self.meta.get("cwd"))
         for entry in self.changes:
+            if isinstance(entry, _PatchItem):
+                files = entry.files if entry.status == "completed" else ()
+                if entry.status == "failed":
+                    said = self.outputs.get(entry.call_id, "")
+                    patch = _patch_text(self.by_call.get(entry.call_id))
+                    files = _written_before(entry.files, patch, said, cwd)
+                if files:
+                    found.append(PatchApplied(entry.call_id, files, entry.at))
+                continue
             if not isinstance(entry, Call):
                 found.append(entry)
                 continue
@@ -319,9 +344,12 @@ class _Reader:
             if output is None:
                 continue
             if entry.name in PATCH_TOOLS:
-                patch = entry.arguments.get("input")
-                if isinstance(patch, str) and _PATCH_OK.search(output):
-                    found.append(PatchApplied(entry.call_id, _patch_files(patch), entry.at))
+                patch = _patch_text(entry)
+                files = _patch_files(patch)
+                if not _PATCH_OK.search(output):
+                    files = _written_before(files, patch, output, cwd)
+                if files:
+                    found.append(PatchApplied(entry.call_id, files, entry.at))
                 continue
             command = _script(entry.arguments.get("cmd") or entry.arguments.get("command"))
             workdir = entry.arguments.get("workdir")
@@ -361,6 +389,41 @@ def _patched(changes: object) -> tuple[tuple[str, str, str | None, str | None], 
 def _patch_files(patch: str) -> tuple[tuple[str, str, str | None, str | None], ...]:
     """The files a patch's text names (what a call says when no item event does)."""
     return tuple((m["path"], m["kind"].lower(), None, m["to"]) for m in _PATCH_FILE.finditer(patch))
+
+
+def _patch_text(call: Call | None) -> str:
+    """The patch a call sent: ``apply_patch``'s input, or a shell command's text (Codex
+    applies ``apply_patch <<'EOF'`` itself)."""
+    if call is None:
+        return ""
+    text = call.arguments.get("input") or call.arguments.get("cmd")
+    return text if isinstance(text, str) else ""
+
+
+def _written_before(
+    files: tuple[tuple[str, str, str | None, str | None], ...],
+    patch: str,
+    output: str,
+    cwd: str | None,
+) -> tuple[tuple[str, str, str | None, str | None], ...]:
+    """What a patch that failed part-way still wrote. Codex applies a patch file by file,
+    in the patch's order, and stops at the first file it cannot change (another thread
+    changed it since the patch was checked), naming that file in its output: the files
+    before it were written. A failure that names none of the patch's files (it was refused
+    before anything applied) wrote nothing."""
+    order = [m["path"] for m in _PATCH_FILE.finditer(patch)]
+    failed = next(
+        (
+            n
+            for n, path in enumerate(order)
+            if path in output or (cwd and posixpath.join(cwd, path) in output)
+        ),
+        None,
+    )
+    if failed is None:
+        return ()
+    written = {repo_relative(p, cwd) for p in order[:failed]}
+    return tuple(f for f in files if repo_relative(f[0], cwd) in written)
 
 
 def _script(command: object) -> str:
