@@ -6,26 +6,50 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class Edit(NamedTuple):
+    """One replacement of a shard's honest change (an edit fixture's ``solution``): ``old``
+    occurs once in the repo file ``path`` as shipped and becomes ``new``."""
+
+    path: str
+    old: str
+    new: str
 
 
 @dataclass(frozen=True)
 class Oracle:
-    """Expected answers by bare shard file name, merged over every loaded fixture."""
+    """Expected answers by bare shard file name, merged over every loaded fixture; for the
+    shards of an edit fixture also their honest change and the files they own."""
 
     answers: Mapping[str, int | str] = field(default_factory=dict)
     #: Shard file name -> the fixture it belongs to (to count requests per fixture).
     fixtures: Mapping[str, str] = field(default_factory=dict)
+    #: Shard file name -> its honest change (edit fixtures only).
+    solutions: Mapping[str, tuple[Edit, ...]] = field(default_factory=dict)
+    #: Shard file name -> the repo files only its child may change (edit fixtures only).
+    owns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_manifests(cls, manifests: Iterable[Mapping[str, Any]]) -> Oracle:
         answers: dict[str, int | str] = {}
         fixtures: dict[str, str] = {}
+        solutions: dict[str, tuple[Edit, ...]] = {}
+        owns: dict[str, tuple[str, ...]] = {}
         for manifest in manifests:
+            edit = manifest.get("kind") == "edit"
             for shard in manifest["shards"]:
-                answers[str(shard["file"])] = shard["expected"]
-                fixtures[str(shard["file"])] = str(manifest["name"])
-        return cls(answers, fixtures)
+                file = str(shard["file"])
+                answers[file] = shard["expected"]
+                fixtures[file] = str(manifest["name"])
+                if edit:
+                    solutions[file] = tuple(
+                        Edit(str(r["path"]), str(r["old"]), str(r["new"]))
+                        for r in shard.get("solution") or ()
+                    )
+                    owns[file] = tuple(str(p) for p in shard.get("owns") or ())
+        return cls(answers, fixtures, solutions, owns)
 
     @classmethod
     def from_fixture_dirs(cls, dirs: Iterable[Path]) -> Oracle:
@@ -40,6 +64,13 @@ class Oracle:
 
     def fixture_of(self, shard_file: str) -> str | None:
         return self.fixtures.get(_bare(shard_file))
+
+    def solution(self, shard_file: str) -> tuple[Edit, ...]:
+        """A shard's honest change (empty: a read fixture's shard)."""
+        return self.solutions.get(_bare(shard_file), ())
+
+    def owned(self, shard_file: str) -> tuple[str, ...]:
+        return self.owns.get(_bare(shard_file), ())
 
 
 #: The folder every shard lives in; the manifest names shards by their path below it.

@@ -18,6 +18,8 @@ from scripted_model.conversation import CHILD_JOB_RE, Conversation, ShardJob
 from scripted_model.oracle import Oracle, shard_key
 
 Status = Literal["resolved", "unresolved"]
+#: A fixture's kind, as its manifest says (``read`` unless ``"kind": "edit"``).
+Kind = Literal["read", "edit"]
 
 #: A poll cell returns when no child is running or after this long, so the parent makes a
 #: tool call (and so receives one queued reply) at least this often.
@@ -61,6 +63,17 @@ class Script:
     retry_after_failure: bool = False
     #: Spawn shards + 1 extra children under scratch names: one more than the budget.
     over_budget: bool = False
+    #: The fixture kinds the script is played on (an edit-only script needs the shards'
+    #: honest changes), and what must fail on an edit fixture when that differs from
+    #: ``expected_failing`` (None: the same).
+    kinds: tuple[Kind, ...] = ("read", "edit")
+    edit_failing: tuple[str, ...] | None = None
+
+    def failing_on(self, kind: Kind) -> tuple[str, ...]:
+        """The criteria that must fail on a fixture of ``kind``."""
+        if kind == "edit" and self.edit_failing is not None:
+            return self.edit_failing
+        return self.expected_failing
 
 
 #: What each scripted behaviour does, by name: a behaviour has one name for every client
@@ -83,6 +96,10 @@ BEHAVIOURS: dict[str, str] = {
     "retried); the parent starts no replacement and writes the rest",
     "no-wait": "the parent ends its turn right after spawning, without waiting: the last "
     "children are never heard from",
+    "edit-parent": "edit fixtures: the parent makes every shard's change itself, then a child "
+    "per shard only answers",
+    "edit-wrong-lane": "edit fixtures: the first shard's child also changes a file another "
+    "shard owns (a comment line appended)",
 }
 
 SCRIPTS: dict[str, Script] = {

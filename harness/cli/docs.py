@@ -131,6 +131,10 @@ def selftest_scripts() -> str:
             expected = script.expected_status
             if script.expected_failing:
                 expected += ": " + ", ".join(script.expected_failing) + " fail"
+            if script.edit_failing is not None and "read" in script.kinds:
+                expected += "; on an edit fixture: " + (
+                    ", ".join(script.edit_failing) + " fail" if script.edit_failing else "resolved"
+                )
             if script.may_fail:
                 expected += f" ({', '.join(script.may_fail)} may fail too)"
             rows.append(f"| `{script.name}` | {_cell(BEHAVIOURS[script.name])} | {expected} |")

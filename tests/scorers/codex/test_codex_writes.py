@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from scorers.codex import CodexInputs, codex_evidence
-from scorers.records import FileWrite
+from scorers.records import FileWrite, RunEvidence, SpawnEvent
+from scorers.types import Manifest
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "codex-edits"
 EVERY_WAY = DATA / "every-way.jsonl"
@@ -127,3 +128,90 @@ def test_damaged_file_changes_are_skipped_never_fatal(damage: dict[str, Any]) ->
         if isinstance(item, dict) and item.get("id") == "c1":
             item.update(damage)
     assert [w.at for w in _writes(records)][:1] == [AT["c3"]]
+
+
+# --- whole runs: the parent's writes and each child's ------------------------------------
+
+RACE = DATA / "race-silent-child"
+EDIT_MANIFEST = Manifest.from_dict(json.loads((DATA / "fixture.json").read_text()))
+
+
+def _run_evidence(folder: Path) -> RunEvidence:
+    paths = sorted(folder.glob("codex-home/sessions/*/*/*/rollout-*.jsonl"))
+    openers = tuple((lambda p=p: p.open("rb")) for p in paths)
+    workers = tuple(s.worker for s in EDIT_MANIFEST.shards)
+    return codex_evidence(CodexInputs(rollouts=openers, workers=workers))
+
+
+def _by_worker(evidence: RunEvidence) -> list[tuple[str, str, str]]:
+    names = {e.child_id: e.name for e in evidence.ledger.events if isinstance(e, SpawnEvent)}
+    return [
+        ("parent" if w.child_id is None else names[w.child_id], w.path, w.how)
+        for w in evidence.writes
+    ]
+
+
+def test_a_patch_stopped_part_way_wrote_the_files_before_the_one_it_names() -> None:
+    """A real race: three children patched CHANGELOG.md at once, and worker-discount's first
+    patch stopped at it (its ``FileChange`` failed, "Failed to find expected lines in
+    .../CHANGELOG.md") after shop/discount.py was written; its second patch added the line."""
+    evidence = _run_evidence(RACE)
+    got = _by_worker(evidence)
+    discount = [(path, how) for who, path, how in got if who == "worker-discount"]
+    assert discount == [("shop/discount.py", "patch"), ("CHANGELOG.md", "patch")]
+    # every write is the thread's own, the parent's artifact too, and the silent child
+    # (worker-shipping) still made its change
+    assert ("parent", "combined-index.md", "shell") in got
+    assert ("worker-shipping", "shop/shipping.py", "patch") in got
+    assert {who for who, _, _ in got} == {
+        "parent",
+        "worker-shipping",
+        "worker-tax",
+        "worker-discount",
+    }
+
+
+def test_a_child_write_carries_the_child_id_of_its_spawn_edge() -> None:
+    evidence = _run_evidence(RACE)
+    edges = {e.child_id for e in evidence.ledger.events}
+    children = {w.child_id for w in evidence.writes if w.child_id is not None}
+    assert children and children <= edges
+    assert {s.child_id for s in evidence.child_sessions} == edges
+
+
+# --- the edit selftest's captures (tests/data/codex-edit-runs) ----------------------------
+
+EDIT_RUNS = DATA.parent / "codex-edit-runs"
+OWNED = {s.worker: s.owns[0] for s in EDIT_MANIFEST.shards}
+
+
+@pytest.mark.parametrize("run", ["v1-honest", "v2-honest"])
+def test_honest_children_patch_their_own_file_and_the_shared_one(run: str) -> None:
+    got = _by_worker(_run_evidence(EDIT_RUNS / run))
+    assert [(p, h) for who, p, h in got if who == "parent"] == [("combined-index.md", "shell")]
+    for worker, owned in OWNED.items():
+        mine = sorted(p for who, p, h in got if who == worker and h == "patch")
+        assert mine == sorted([owned, "CHANGELOG.md"]), (worker, got)
+
+
+def test_edit_parent_writes_are_the_parents_alone() -> None:
+    got = _by_worker(_run_evidence(EDIT_RUNS / "v1-edit-parent"))
+    assert {who for who, _, _ in got} == {"parent"}
+    assert {p for _, p, _ in got} == {*OWNED.values(), "CHANGELOG.md", "combined-index.md"}
+
+
+def test_edit_wrong_lane_child_is_seen_writing_another_shards_file() -> None:
+    got = _by_worker(_run_evidence(EDIT_RUNS / "v1-edit-wrong-lane"))
+    shipping = {p for who, p, _ in got if who == "worker-shipping"}
+    assert shipping == {"shop/shipping.py", "CHANGELOG.md", OWNED["worker-tax"]}
+    assert ("worker-tax", OWNED["worker-tax"], "patch") in got
+
+
+@pytest.mark.parametrize("run", ["v1-honest", "v2-honest", "v1-edit-parent", "v1-edit-wrong-lane"])
+def test_edit_runs_count_every_billed_token(run: str) -> None:
+    billed = json.loads((EDIT_RUNS / run / "capture.json").read_text())["billed"]
+    evidence = _run_evidence(EDIT_RUNS / run)
+    assert evidence.session is not None
+    parent = evidence.session.usage.tokens
+    children = sum(s.usage.total for s in evidence.child_sessions)
+    assert (parent, children) == (billed["parent_tokens"], billed["child_tokens"])
