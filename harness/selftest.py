@@ -105,6 +105,8 @@ class SelftestCase:
     #: Criteria whose outcome depends on the product's own timing (e.g. whether a child torn
     #: down at exit had written its session yet): they may fail or pass.
     may_fail: tuple[str, ...] = ()
+    #: Played only on edit fixtures (the script is about who changes the repository).
+    edit_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,44 +242,39 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
     return SCRIPTS_BY_API[agent.model_api]
 
 
-def cases_for(agent: AgentAdapter, kind: str = "read") -> list[SelftestCase]:
-    """The agent's scripted behaviours played on a fixture of ``kind`` (``read`` or
-    ``edit``: an edit-only script is not played on a read fixture) as selftest cases (what
-    each must be judged there)."""
-    return [
-        SelftestCase(s.name, s.expected_status, s.failing_on(kind), s.may_fail)
+def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
+    """The agent's scripted behaviours as selftest cases (what each must be judged); the
+    edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
+    one run plays every script on every fixture)."""
+    cases = [
+        SelftestCase(s.name, s.expected_status, s.expected_failing, s.may_fail, s.edit_only)
         for s in scripts_for(agent).values()
-        if kind in s.kinds
     ]
+    return [c for c in cases if edit or not c.edit_only]
+
+
+def edit_fixtures_only(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> bool:
+    """Whether every named fixture is an edit fixture (``kind: "edit"``)."""
+    names = expand_fixture_names(fixtures, roots or fixture_roots())
+    return bool(names) and all(load_fixture(path).manifest.kind == "edit" for path in names)
 
 
 def shared_cases(
-    agents: Sequence[AgentAdapter], kinds: Sequence[str] = ("read",)
-) -> tuple[tuple[str, ...], dict[tuple[str, str, str], SelftestCase]]:
-    """The scripts every agent plays on every fixture kind of the run (in the first agent's
-    order), and each agent's case for them by (agent label, fixture kind, script): several
-    agents run the same models, one per script."""
-    per_agent = {
-        (a.label(), kind): {c.script: c for c in cases_for(a, kind)}
-        for a in agents
-        for kind in kinds
-    }
-    first = per_agent[(agents[0].label(), kinds[0])]
+    agents: Sequence[AgentAdapter], edit: bool = False
+) -> tuple[tuple[str, ...], dict[tuple[str, str], SelftestCase]]:
+    """The scripts every agent has (in the first agent's order; the edit-only ones only
+    when ``edit``), and each agent's case for them by (agent label, script): several agents
+    run the same models, one per script."""
+    per_agent = {a.label(): {c.script: c for c in cases_for(a, edit)} for a in agents}
+    first = per_agent[agents[0].label()]
     common = tuple(s for s in first if all(s in mine for mine in per_agent.values()))
     if not common:
         raise UsageError(
             "selftest: these agents share no scripted behaviour: "
             + ", ".join(a.label() for a in agents)
         )
-    cases = {(label, kind, s): mine[s] for (label, kind), mine in per_agent.items() for s in common}
+    cases = {(label, s): mine[s] for label, mine in per_agent.items() for s in common}
     return common, cases
-
-
-def fixture_kinds(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> dict[str, str]:
-    """Each named fixture's kind (``read`` or ``edit``), by fixture name."""
-    names = expand_fixture_names(fixtures, roots or fixture_roots())
-    found = (load_fixture(path).manifest for path in names)
-    return {m.name: m.kind for m in found}
 
 
 def scripted_env(server: ModelServer, agents: Sequence[AgentAdapter], home: Path) -> dict[str, str]:
@@ -307,10 +304,16 @@ def run_selftest(
 ) -> SelftestOutcome:
     """Run every script (or only ``scripts``) on every fixture with each real agent, in one
     run (the agent a dimension of it when there are several), and compare the verdicts and
-    the bills. An edit-only script is played only when every fixture is an edit fixture."""
-    kind_of = fixture_kinds(fixtures)
-    shared, cases = shared_cases(agents, sorted(set(kind_of.values())) or ["read"])
+    the bills."""
+    edit = edit_fixtures_only(fixtures)
+    shared, cases = shared_cases(agents, edit)
     unknown = [s for s in scripts if s not in shared]
+    if unknown and not edit and unknown[0] in shared_cases(agents, edit=True)[0]:
+        raise UsageError(
+            f'--script {unknown[0]}: plays only on edit fixtures (kind "edit"), and '
+            + ", ".join(fixtures)
+            + " are not all edit fixtures"
+        )
     if unknown:
         raise UsageError(
             f"--script {unknown[0]}: not a script of "
@@ -353,7 +356,7 @@ def run_selftest(
     one_fixture = len({item.fixture for item in outcome.report.items}) == 1
     for item in outcome.report.items:
         script = item.model.removeprefix(f"{server.provider}/")
-        case = cases[(item.agent, kind_of.get(item.fixture, "read"), script)]
+        case = cases[(item.agent, script)]
         api = apis[item.agent]
         # With one fixture, everything billed to the item's model by its agent's API is the
         # item's (the client's internal calls name no fixture); with several, the fixture's.

@@ -22,9 +22,10 @@ On an edit fixture (the oracle holds each shard's honest change) a child makes i
 change with Codex's own ``apply_patch`` (:mod:`scripted_model.codex_edits`: it reads each
 file it changes, then patches, and reads again and retries when another child changed a
 line its patch names) before it answers; every script keeps its meaning: ``no-spawn``'s
-parent makes every change itself before it writes the answers, a failing, silent, wrong or
-duplicate child still changes what it would (the failing one nothing: it never gets a
-model answer), ``no-wait``'s last children are stopped wherever they are. Two scripts are
+parent makes every change itself before it writes the answers, a wrong or duplicate
+child still changes what it would (a failing one nothing: it never gets a
+model answer; the silent one ends without a change), ``no-wait``'s last children are
+stopped wherever they are. Two scripts are
 played on edit fixtures only: ``edit-parent`` (the parent makes every change, then its
 children only answer) and ``edit-wrong-lane`` (the first child also changes a file another
 shard owns).
@@ -113,12 +114,6 @@ class CodexScript(Script):
     child_fails: int | None = None
     #: The parent ends its turn right after spawning, without waiting for anyone.
     no_wait: bool = False
-    #: Edit fixtures: the parent makes every shard's change before it spawns, and the
-    #: children only answer.
-    parent_edits: bool = False
-    #: Edit fixtures: the first shard's child also appends a comment line to a file another
-    #: shard owns.
-    wrong_lane: bool = False
 
 
 CODEX_SCRIPTS: dict[str, CodexScript] = {
@@ -145,15 +140,15 @@ CODEX_SCRIPTS: dict[str, CodexScript] = {
         # Every change is the parent's, so no shard's owned file was changed by its own
         # child; the checks pass and every answer is traced, so only provenance fails.
         CodexScript(
-            "edit-parent", "unresolved", ("provenance",), kinds=("edit",), parent_edits=True
+            "edit-parent", "unresolved", ("provenance",), edit_only=True, parent_edits=True
         ),
         # The second shard's file is changed by the first shard's child as well as its own:
         # a lane crossed, and that file not its own child's alone (its checks still pass).
         CodexScript(
             "edit-wrong-lane",
             "unresolved",
-            ("lanes", "provenance"),
-            kinds=("edit",),
+            ("provenance", "lanes"),
+            edit_only=True,
             wrong_lane=True,
         ),
     )
@@ -286,7 +281,7 @@ def _parent_turn(
     if any(WRITE_MARKER in str(c.arguments.get("cmd", "")) for c in conv.calls_of("exec_command")):
         return Reply(f"Wrote {artifact}.")
     if (script.parent_edits or not script.spawn) and not conv.calls_of("spawn_agent"):
-        edits = [e for j in jobs for e in oracle.solution(j.file)]
+        edits = [e for j in jobs for e in oracle.solution(j.file) or ()]
         step = _edit_step(conv, edits) if edits else None
         if step is not None:
             return step
@@ -419,15 +414,15 @@ def _child_turn(
         return ModelFailure(script.child_fails, f"scripted failure {script.child_fails}")
     if not conv.calls_of("exec_command"):
         return Reply(f"Reading {path}.", (Call("exec_command", {"cmd": f"cat {path}"}),))
+    if script.silent_child and index == 0:
+        return Reply("Finished.")  # ends without a change or an answer line
     file = shard_key(path)
-    edits = () if script.parent_edits else oracle.solution(file)
+    edits = () if script.parent_edits else oracle.solution(file) or ()
     appends = _wrong_lane(file, oracle) if script.wrong_lane and index == 0 else ()
     if edits or appends:
         step = _edit_step(conv, edits, appends)
         if step is not None:
             return step
-    if script.silent_child and index == 0:
-        return Reply("Finished.")  # ends without an answer line
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"
@@ -481,16 +476,14 @@ def _is_patch(call: FunctionCall) -> bool:
 
 
 def _wrong_lane(file: str, oracle: Oracle) -> tuple[tuple[str, str], ...]:
-    """The line ``edit-wrong-lane``'s child appends to a file another shard of its fixture
-    owns: the first such file that has comments."""
-    fixture = oracle.fixture_of(file)
-    for other, where in oracle.fixtures.items():
-        if where != fixture or other == shard_key(file):
-            continue
-        for path in oracle.owned(other):
-            line = comment_line(path, "changed by another shard's worker")
-            if line is not None:
-                return ((path, line),)
+    """The line ``edit-wrong-lane``'s child appends to a file the next shard owns (its
+    first file that has comments): a change that always lands, whichever child patches
+    first, and leaves that shard's checks passing."""
+    after = oracle.next_shard(file)
+    for path in oracle.owns.get(after, ()) if after else ():
+        line = comment_line(path, "changed by another shard's worker")
+        if line is not None:
+            return ((path, line),)
     return ()
 
 
