@@ -247,7 +247,13 @@ def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
     edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
     one run plays every script on every fixture)."""
     cases = [
-        SelftestCase(s.name, s.expected_status, s.expected_failing, s.may_fail, s.edit_only)
+        SelftestCase(
+            s.name,
+            s.expected_status,
+            s.edit_failing if edit and s.edit_failing is not None else s.expected_failing,
+            s.may_fail,
+            s.edit_only,
+        )
         for s in scripts_for(agent).values()
     ]
     return [c for c in cases if edit or not c.edit_only]

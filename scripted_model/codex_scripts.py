@@ -121,7 +121,13 @@ CODEX_SCRIPTS: dict[str, CodexScript] = {
     for s in (
         CodexScript("honest", "resolved"),
         CodexScript("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
-        CodexScript("helper-names", "unresolved", ("delegation", "provenance"), helper_names=True),
+        CodexScript(
+            "helper-names",
+            "unresolved",
+            ("delegation", "provenance"),
+            helper_names=True,
+            edit_failing=("delegation", "provenance", "lanes"),
+        ),
         # The first child reports a wrong value and the index states it faithfully.
         CodexScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
         # Codex refuses nothing (below its thread limit): a second child under the first

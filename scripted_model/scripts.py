@@ -74,6 +74,10 @@ class Script:
     over_budget: bool = False
     #: Played only on edit fixtures (selftest offers it only there).
     edit_only: bool = False
+    #: The criteria that must fail on an edit fixture where they differ from
+    #: ``expected_failing`` (None: the same): e.g. children under helper names change the
+    #: shards' files, which leaves every shard's lane.
+    edit_failing: tuple[str, ...] | None = None
     #: On an edit fixture, the parent makes every shard's change itself once the answers
     #: are in; the children only answer.
     parent_edits: bool = False
@@ -126,7 +130,13 @@ SCRIPTS: dict[str, Script] = {
         Script("honest", "resolved"),
         # Provenance fails with delegation: no answer came from a worker-named child.
         Script("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
-        Script("helper-names", "unresolved", ("delegation", "provenance"), helper_names=True),
+        Script(
+            "helper-names",
+            "unresolved",
+            ("delegation", "provenance"),
+            helper_names=True,
+            edit_failing=("delegation", "provenance", "lanes"),
+        ),
         # The first child replies a wrong value and the index states it faithfully: the
         # answer is traced to its child (provenance holds) but it is wrong.
         Script("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
