@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.agents import adapter_for_meta
+from harness.agents.base import with_tree
 from harness.errors import BundleError, HarnessError
 from harness.files import write_json_atomic
 from harness.item.scoring import manifest_of, read_item_meta, read_result
@@ -287,7 +288,8 @@ def _tell(item_dir: Path, meta: dict[str, Any], manifest: Manifest | None) -> _T
     try:
         if manifest is None:
             manifest = manifest_of(item_dir, meta)
-        evidence = adapter_for_meta(meta).evidence(item_dir, meta, manifest)
+        # With the final tree the collector kept, as the scorer judged it (``assess``).
+        evidence = with_tree(adapter_for_meta(meta).evidence(item_dir, meta, manifest), item_dir)
     except HarnessError as exc:
         problem = str(exc)
     if evidence is None:

@@ -21,6 +21,7 @@ from harness.item.story import (
 from harness.model.story import EditStory, FileEdit, Writer, writers_text
 from harness.report.show import story_text
 from scorers.records import FileChange, FileWrite, TreeEvidence
+from scorers.tree import EDITS_NAME, tree_to_dict
 from scorers.types import Manifest
 
 
@@ -79,6 +80,19 @@ def test_a_story_kept_by_the_previous_version_is_told_again(
     old = {"story_version": 1, "got": {}, "children": [], "timeline": [], "problem": ""}
     (item_dir / STORY_FILE).write_text(json.dumps(old))
     assert load_story(item_dir).edits is not None
+
+
+def test_the_final_tree_comes_from_the_bundles_edits_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's parser gives the writes; the tree is the collector's, read from the
+    bundle as the scorer reads it."""
+    item_dir = edit_item(tmp_path, monkeypatch, evidence(tree=None))
+    (item_dir / EDITS_NAME).write_text(json.dumps(tree_to_dict(TREE, 0.1)))
+    edits = _edits(item_dir)
+    assert edits.checks_error is None and edits.undeclared == ("conftest.py",)
+    assert [s.checks.outcome for s in edits.shards if s.checks] == ["passed", "passed", "failed"]
+    assert edits.shards[0].files[0].diff == diff("pkg/alpha.py", "X = 0", "X = 1")
 
 
 def test_a_long_diff_and_tail_are_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
