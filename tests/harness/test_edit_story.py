@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 from edit_items import SHARED, TREE, diff, edit_item, evidence
 
-from harness.item.story import (
-    DIFF_LINES,
-    STORY_FILE,
-    STORY_VERSION,
-    TAIL_LINES,
-    load_story,
-    write_story,
-)
+from harness.item.story import STORY_FILE, STORY_VERSION, load_story, write_story
+from harness.item.story_edits import DIFF_LINES, TAIL_LINES
 from harness.model.story import EditStory, FileEdit, Writer, writers_text
 from harness.report.show import story_text
 from scorers.records import FileChange, FileWrite, TreeEvidence
