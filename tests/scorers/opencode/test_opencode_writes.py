@@ -167,3 +167,20 @@ def test_every_capture_is_documented() -> None:
     for run in sorted(p.name for p in RUNS.iterdir() if p.is_dir()):
         assert f"`{run}`" in readme, run
         json.dumps(evidence(run).writes)  # every capture parses
+
+
+def test_honest_edit_run_traces_each_change_to_its_worker() -> None:
+    """The scripted honest script on a 3-shard edit fixture: three subagents, run at once,
+    each change its own module and their line of the one shared changelog; the parent
+    writes only the answers."""
+    ev = evidence("honest-edit")
+    workers = spawned(ev)
+    written = {(w.child_id, w.path, w.how, w.old, w.new) for w in ev.writes}
+    for name, rate in (("alpha", 37), ("beta", 12), ("gamma", 5)):
+        child = workers[f"worker-{name}"]
+        assert (child, f"pkg/{name}.py", "edit", "RATE = 0", f"RATE = {rate}") in written
+        slot = (child, "CHANGELOG.md", "edit", f"<!-- {name} -->", f"- {name}: rate {rate}")
+        assert slot in written
+    parent = [w for w in ev.writes if w.child_id is None]
+    assert [(w.path, w.how) for w in parent] == [("combined-index.md", "write")]
+    assert len(ev.writes) == 7
