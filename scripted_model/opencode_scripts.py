@@ -50,8 +50,13 @@ OPENCODE_SCRIPTS: dict[str, OpenCodeScript] = {
     for s in (
         OpenCodeScript("honest", "resolved"),
         OpenCodeScript("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
+        # On an edit fixture the helpers change the workers' files: outside any lane.
         OpenCodeScript(
-            "helper-names", "unresolved", ("delegation", "provenance"), helper_names=True
+            "helper-names",
+            "unresolved",
+            ("delegation", "provenance"),
+            helper_names=True,
+            edit_failing=("lanes",),
         ),
         # The first subagent reports a wrong value and the index states it faithfully.
         OpenCodeScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),

@@ -80,6 +80,9 @@ class Script:
     #: On an edit fixture, the first shard's child also changes the next shard's owned
     #: files (to what that shard's solution makes them, so every check still passes).
     wrong_lane: bool = False
+    #: Criteria that also fail when the script plays on an edit fixture (children under
+    #: other names than the workers' change the workers' files: ``lanes``).
+    edit_failing: tuple[str, ...] = ()
 
 
 #: What each scripted behaviour does, by name: a behaviour has one name for every client

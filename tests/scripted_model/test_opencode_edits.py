@@ -158,3 +158,7 @@ def test_selftest_offers_the_edit_scripts_only_on_edit_fixtures() -> None:
     assert edit["edit-parent"].expected_failing == ("provenance",)
     assert edit["edit-wrong-lane"].expected_failing == ("provenance", "lanes")
     assert read == set(edit) - {"edit-parent", "edit-wrong-lane"}
+    # Helpers change the workers' files on an edit fixture: outside any worker's lane.
+    helpers = {c.script: c for c in cases_for(adapter)}["helper-names"]
+    assert helpers.expected_failing == ("delegation", "provenance")
+    assert edit["helper-names"].expected_failing == ("delegation", "provenance", "lanes")
