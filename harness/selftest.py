@@ -245,12 +245,13 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
 def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
     """The agent's scripted behaviours as selftest cases (what each must be judged); the
     edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
-    one run plays every script on every fixture)."""
+    one run plays every script on every fixture); there, a script's ``edit_failing``
+    criteria fail too."""
     cases = [
         SelftestCase(
             s.name,
             s.expected_status,
-            s.edit_failing if edit and s.edit_failing is not None else s.expected_failing,
+            (*s.expected_failing, *(s.edit_failing if edit else ())),
             s.may_fail,
             s.edit_only,
         )

@@ -126,7 +126,7 @@ CODEX_SCRIPTS: dict[str, CodexScript] = {
             "unresolved",
             ("delegation", "provenance"),
             helper_names=True,
-            edit_failing=("delegation", "provenance", "lanes"),
+            edit_failing=("lanes",),
         ),
         # The first child reports a wrong value and the index states it faithfully.
         CodexScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
