@@ -18,6 +18,8 @@ from scripted_model.conversation import CHILD_JOB_RE, Conversation, ShardJob
 from scripted_model.oracle import Oracle, shard_key
 
 Status = Literal["resolved", "unresolved"]
+#: A fixture's kind, as its manifest says (``read`` when it says nothing).
+FixtureKind = Literal["read", "edit"]
 
 #: A poll cell returns when no child is running or after this long, so the parent makes a
 #: tool call (and so receives one queued reply) at least this often.
@@ -61,6 +63,9 @@ class Script:
     retry_after_failure: bool = False
     #: Spawn shards + 1 extra children under scratch names: one more than the budget.
     over_budget: bool = False
+    #: The fixture kinds the script is played on: an edit-only script means nothing on a
+    #: read fixture, so selftest offers it only when every fixture is an edit fixture.
+    kinds: tuple[FixtureKind, ...] = ("read", "edit")
 
 
 #: What each scripted behaviour does, by name: a behaviour has one name for every client
@@ -83,6 +88,10 @@ BEHAVIOURS: dict[str, str] = {
     "retried); the parent starts no replacement and writes the rest",
     "no-wait": "the parent ends its turn right after spawning, without waiting: the last "
     "children are never heard from",
+    "edit-parent": "(edit fixtures) a child per shard that only reports the value; the parent "
+    "makes every shard's change itself",
+    "edit-wrong-lane": "(edit fixtures) honest, except that the first shard's child also makes "
+    "the second shard's change to the second shard's own file (and that shard's child leaves it)",
 }
 
 SCRIPTS: dict[str, Script] = {
