@@ -11,18 +11,30 @@ The first shard's subagent runs in the foreground and answers late
 (:data:`FOREGROUND_DELAY_S`), so in ``honest`` the background results arrive while the
 parent's turn is still running; every other script runs all subagents in the background,
 so the parent ends its turn and a notification starts a new one.
+
+On an edit fixture (the oracle holds each shard's solution) whoever does a shard's work
+also makes its change, with the client's own ``Read`` and ``Edit``
+(:mod:`scripted_model.claude_edits`), before answering: each subagent its own shard's
+replacements (``honest``, ``helper-names``, ``wrong-answer``, ``double-spawn``, whose
+duplicate finds them made and is refused, and ``silent-child``, which changes its files and
+then ends without an answer), the parent every shard's in ``no-spawn``. Two scripts play
+only there: ``edit-parent`` (the subagents only report; the parent makes every change before
+it writes the artifact) and ``edit-wrong-lane`` (the first shard's subagent also makes the
+second shard's change to that shard's own file, which the second shard's subagent leaves).
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scripted_model.claude_edits import absolute, edit_calls
 from scripted_model.conversation import CHILD_JOB_RE, ShardJob
 from scripted_model.messages_conversation import MessagesConversation
-from scripted_model.oracle import Oracle, shard_key
+from scripted_model.oracle import Edit, Oracle, shard_key
 from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, ModelFailure, Script
 
 #: How long the foreground subagent of ``honest`` waits before its final answer: long
@@ -35,6 +47,8 @@ MAX_AT_ONCE = 20
 #: Model ids Claude Code uses on its own (title generation, small fast-model calls, an
 #: ``Explore`` subagent): answered harmlessly rather than refused, so the run goes on.
 INTERNAL_MODEL_PREFIX = "claude-"
+#: The line of a wrong-lane subagent's prompt naming the other shard whose change it makes.
+ALSO_RE = re.compile(r"ALSO=(?P<path>\S+)")
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,11 @@ ClaudeAction = Reply | ModelFailure
 class ClaudeScript(Script):
     #: Run the first shard's subagent in the foreground (it answers late).
     foreground_first: bool = False
+    #: Edit fixtures: the parent makes every shard's change; the subagents only report.
+    parent_edits: bool = False
+    #: Edit fixtures: the first shard's subagent also makes the second shard's change to
+    #: that shard's owned files, and the second shard's subagent leaves them alone.
+    wrong_lane: bool = False
 
 
 CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
@@ -75,6 +94,20 @@ CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
         ClaudeScript("double-spawn", "unresolved", ("dedup",), double_spawn=True),
         # The silent subagent ends without an answer line: no bullet, nothing to trace.
         ClaudeScript("silent-child", "unresolved", ("coverage", "provenance"), silent_child=True),
+        # Every change lands and every answer is right, but no owned file was changed by
+        # its shard's own child: the parent wrote them all.
+        ClaudeScript(
+            "edit-parent", "unresolved", ("provenance",), parent_edits=True, kinds=("edit",)
+        ),
+        # The second shard's owned file was changed by the first shard's child: a lane
+        # crossed, and that shard's change is not its own child's.
+        ClaudeScript(
+            "edit-wrong-lane",
+            "unresolved",
+            ("lanes", "provenance"),
+            wrong_lane=True,
+            kinds=("edit",),
+        ),
     )
 }
 
@@ -110,21 +143,36 @@ def _parent_turn(
         return Reply(f"Wrote {artifact}.")
     if not script.spawn:
         own = {j.file: str(oracle.answer(j.file)) for j in jobs}
-        return Reply(calls=(_write(conv, artifact, jobs, own),))
+        return _parent_edits(conv, jobs, oracle) or Reply(
+            calls=(_write(conv, artifact, jobs, own),)
+        )
     spawns = conv.uses_of("Agent")
     started = {i for i in (_index(s.input) for s in spawns) if i is not None}
     waiting = [j for i, j in enumerate(jobs) if i not in started]
     if not spawns:
-        return Reply("I delegate one shard per subagent.", _spawn_calls(script, jobs))
+        return Reply("I delegate one shard per subagent.", _spawn_calls(script, jobs, oracle))
     back = _returned(conv)
     running = sum(1 for s in spawns if s.id not in back)
     if waiting and running < MAX_AT_ONCE:  # the next wave, as earlier ones report
         wave = waiting[: MAX_AT_ONCE - running]
         offset = len(jobs) - len(waiting)
-        return Reply("Starting the next subagents.", _spawn_calls(script, wave, offset))
+        return Reply("Starting the next subagents.", _spawn_calls(script, wave, oracle, offset))
     if not waiting and all(s.id in back for s in spawns):
-        return Reply(calls=(_write(conv, artifact, jobs, conv.answers()),))
+        edits = _parent_edits(conv, jobs, oracle) if script.parent_edits else None
+        return edits or Reply(calls=(_write(conv, artifact, jobs, conv.answers()),))
     return Reply("Waiting for the subagents to report.")
+
+
+def _parent_edits(conv: MessagesConversation, jobs: list[ShardJob], oracle: Oracle) -> Reply | None:
+    """The parent's next edits of every shard's change (None when all are made or the
+    fixture is a read fixture)."""
+    every = [edit for job in jobs for edit in oracle.solution(job.file)]
+    calls = edit_calls(conv, every)
+    return Reply("I make the changes myself.", _calls(calls)) if calls else None
+
+
+def _calls(specs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[Call, ...]:
+    return tuple(Call(name, tool_input) for name, tool_input in specs)
 
 
 def _returned(conv: MessagesConversation) -> set[str]:
@@ -143,7 +191,9 @@ def _index(spawn: Mapping[str, Any]) -> int | None:
     return int(job["index"]) if job else None
 
 
-def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob], offset: int = 0) -> tuple[Call, ...]:
+def _spawn_calls(
+    script: ClaudeScript, jobs: list[ShardJob], oracle: Oracle, offset: int = 0
+) -> tuple[Call, ...]:
     """One ``Agent`` call per job (the first wave: at most :data:`MAX_AT_ONCE`), the
     jobs numbered from ``offset``."""
     calls = []
@@ -153,9 +203,12 @@ def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob], offset: int = 0) ->
     for n, job in enumerate(wave):
         i = offset + n
         name = f"helper-{i + 1}" if script.helper_names else job.worker
+        prompt = _subagent_prompt(job, i, attempt=1, edit=oracle.is_edit(job.file))
+        if script.wrong_lane and i == 0 and len(jobs) > 1:
+            prompt += f" ALSO={jobs[1].path}"
         spawn: dict[str, Any] = {
             "description": name,
-            "prompt": _subagent_prompt(job, i, attempt=1),
+            "prompt": prompt,
             "subagent_type": "general-purpose",
         }
         if script.foreground_first and i == 0:
@@ -166,16 +219,26 @@ def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob], offset: int = 0) ->
         calls.append(
             Call(
                 "Agent",
-                {"description": first.worker, "prompt": _subagent_prompt(first, 0, attempt=2)},
+                {
+                    "description": first.worker,
+                    "prompt": _subagent_prompt(
+                        first, 0, attempt=2, edit=oracle.is_edit(first.file)
+                    ),
+                },
             )
         )
     return tuple(calls)
 
 
-def _subagent_prompt(job: ShardJob, index: int, attempt: int) -> str:
+def _subagent_prompt(job: ShardJob, index: int, attempt: int, edit: bool = False) -> str:
+    task = (
+        f"Carry out the ticket in {job.path}, changing only the files it names, then answer "
+        "its question."
+        if edit
+        else f"Read the file {job.path} and answer its question from the whole file."
+    )
     return (
-        f"Read the file {job.path} and answer its question from the whole file. "
-        f"End with one line: ANSWER::{job.file}::<integer>\n"
+        f"{task} End with one line: ANSWER::{job.file}::<integer>\n"
         f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}"
     )
 
@@ -200,16 +263,34 @@ def _subagent_turn(
     script: ClaudeScript, conv: MessagesConversation, path: str, index: int, oracle: Oracle
 ) -> ClaudeAction:
     if not conv.uses_of("Read"):
-        target = f"{conv.cwd.rstrip('/')}/{path}" if conv.cwd else path
-        return Reply(f"Reading {path}.", (Call("Read", {"file_path": target}),))
+        return Reply(f"Reading {path}.", (Call("Read", {"file_path": absolute(conv.cwd, path)}),))
+    file = shard_key(path)
+    calls = edit_calls(conv, _subagent_edits(script, conv, file, index, oracle))
+    if calls:
+        return Reply("Making the change.", _calls(calls))
     if script.silent_child and index == 0:
         return Reply("Finished.")  # ends without an answer line
-    file = shard_key(path)
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"
     delay = FOREGROUND_DELAY_S if script.foreground_first and index == 0 else 0.0
     return Reply(f"I read the whole file.\nANSWER::{file}::{value}", delay_s=delay)
+
+
+def _subagent_edits(
+    script: ClaudeScript, conv: MessagesConversation, file: str, index: int, oracle: Oracle
+) -> list[Edit]:
+    """The replacements this subagent makes (none on a read fixture)."""
+    if script.parent_edits:
+        return []
+    edits = list(oracle.solution(file))
+    if script.wrong_lane and index == 1:  # the first shard's subagent makes its owned change
+        edits = [e for e in edits if e.path not in oracle.owns(file)]
+    also = ALSO_RE.search(conv.first_user_text) if script.wrong_lane else None
+    if also is not None:
+        other = shard_key(also["path"])
+        edits += [e for e in oracle.solution(other) if e.path in oracle.owns(other)]
+    return edits
 
 
 def describe(action: ClaudeAction) -> str:
