@@ -105,8 +105,8 @@ class SelftestCase:
     #: Criteria whose outcome depends on the product's own timing (e.g. whether a child torn
     #: down at exit had written its session yet): they may fail or pass.
     may_fail: tuple[str, ...] = ()
-    #: The fixture kinds the script plays on (an edit-only script: ``("edit",)``).
-    kinds: tuple[str, ...] = ("read", "edit")
+    #: Played only on edit fixtures (the script is about who changes the repository).
+    edit_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,12 +226,6 @@ def fixture_manifests(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> li
     return [manifest_dict(load_fixture(path).manifest) for path in names]
 
 
-def fixture_kinds(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> frozenset[str]:
-    """The kinds (``read``, ``edit``) of the named fixtures."""
-    names = expand_fixture_names(fixtures, roots or fixture_roots())
-    return frozenset(load_fixture(path).manifest.kind for path in names)
-
-
 def agent_binary(agent: str, explicit: str | None) -> str | None:
     """``--agent-bin``, else the variable the agent's adapter names (the tests and CI export
     it after installing the pinned client), else None (the adapter's own name on PATH)."""
@@ -248,30 +242,30 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
     return SCRIPTS_BY_API[agent.model_api]
 
 
-def cases_for(agent: AgentAdapter) -> list[SelftestCase]:
-    """The agent's scripted behaviours as selftest cases (what each must be judged)."""
-    return [
-        SelftestCase(
-            s.name,
-            s.expected_status,
-            s.expected_failing,
-            s.may_fail,
-            tuple(getattr(s, "kinds", ("read", "edit"))),
-        )
+def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
+    """The agent's scripted behaviours as selftest cases (what each must be judged); the
+    edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
+    one run plays every script on every fixture)."""
+    cases = [
+        SelftestCase(s.name, s.expected_status, s.expected_failing, s.may_fail, s.edit_only)
         for s in scripts_for(agent).values()
     ]
+    return [c for c in cases if edit or not c.edit_only]
+
+
+def edit_fixtures_only(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> bool:
+    """Whether every named fixture is an edit fixture (``kind: "edit"``)."""
+    names = expand_fixture_names(fixtures, roots or fixture_roots())
+    return bool(names) and all(load_fixture(path).manifest.kind == "edit" for path in names)
 
 
 def shared_cases(
-    agents: Sequence[AgentAdapter], kinds: frozenset[str] = frozenset({"read"})
+    agents: Sequence[AgentAdapter], edit: bool = False
 ) -> tuple[tuple[str, ...], dict[tuple[str, str], SelftestCase]]:
-    """The scripts every agent has that play on every fixture kind in ``kinds`` (in the
-    first agent's order), and each agent's case for them by (agent label, script): several
-    agents run the same models, one per script. An edit-only script is offered only when
-    every fixture is an edit fixture (every script runs on every fixture of the run)."""
-    per_agent = {
-        a.label(): {c.script: c for c in cases_for(a) if kinds <= set(c.kinds)} for a in agents
-    }
+    """The scripts every agent has (in the first agent's order; the edit-only ones only
+    when ``edit``), and each agent's case for them by (agent label, script): several agents
+    run the same models, one per script."""
+    per_agent = {a.label(): {c.script: c for c in cases_for(a, edit)} for a in agents}
     first = per_agent[agents[0].label()]
     common = tuple(s for s in first if all(s in mine for mine in per_agent.values()))
     if not common:
@@ -311,21 +305,20 @@ def run_selftest(
     """Run every script (or only ``scripts``) on every fixture with each real agent, in one
     run (the agent a dimension of it when there are several), and compare the verdicts and
     the bills."""
-    kinds = fixture_kinds(fixtures)
-    shared, cases = shared_cases(agents, kinds)
+    edit = edit_fixtures_only(fixtures)
+    shared, cases = shared_cases(agents, edit)
     unknown = [s for s in scripts if s not in shared]
-    if unknown:
-        every = shared_cases(agents, frozenset())[1]
-        other = every.get((agents[0].label(), unknown[0]))
+    if unknown and not edit and unknown[0] in shared_cases(agents, edit=True)[0]:
         raise UsageError(
-            f"--script {unknown[0]}: "
-            + (
-                f"plays only on {' and '.join(other.kinds)} fixtures"
-                if other is not None
-                else "not a script of "
-                + " and ".join(a.label() for a in agents)
-                + did_you_mean(unknown[0], shared)
-            )
+            f'--script {unknown[0]}: plays only on edit fixtures (kind "edit"), and '
+            + ", ".join(fixtures)
+            + " are not all edit fixtures"
+        )
+    if unknown:
+        raise UsageError(
+            f"--script {unknown[0]}: not a script of "
+            + " and ".join(a.label() for a in agents)
+            + did_you_mean(unknown[0], shared)
             + f" (scripts: {', '.join(shared)})"
         )
     for agent in agents:  # rows of "agent could not start" tell nothing a line would not

@@ -16,11 +16,13 @@ On an edit fixture (the oracle holds each shard's solution) whoever does a shard
 also makes its change, with the client's own ``Read`` and ``Edit``
 (:mod:`scripted_model.claude_edits`), before answering: each subagent its own shard's
 replacements (``honest``, ``helper-names``, ``wrong-answer``, ``double-spawn``, whose
-duplicate finds them made and is refused, and ``silent-child``, which changes its files and
-then ends without an answer), the parent every shard's in ``no-spawn``. Two scripts play
+duplicate finds them made and is refused), the parent every shard's in ``no-spawn``;
+``silent-child``'s first subagent ends without a change or an answer. Two scripts play
 only there: ``edit-parent`` (the subagents only report; the parent makes every change before
 it writes the artifact) and ``edit-wrong-lane`` (the first shard's subagent also makes the
-second shard's change to that shard's own file, which the second shard's subagent leaves).
+next shard's change to that shard's own file, which that shard's subagent then leaves: the
+client refuses an edit whose text is already in place, so had both tried, which of them
+changed the file would depend on timing).
 """
 
 from __future__ import annotations
@@ -74,11 +76,6 @@ ClaudeAction = Reply | ModelFailure
 class ClaudeScript(Script):
     #: Run the first shard's subagent in the foreground (it answers late).
     foreground_first: bool = False
-    #: Edit fixtures: the parent makes every shard's change; the subagents only report.
-    parent_edits: bool = False
-    #: Edit fixtures: the first shard's subagent also makes the second shard's change to
-    #: that shard's owned files, and the second shard's subagent leaves them alone.
-    wrong_lane: bool = False
 
 
 CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
@@ -97,16 +94,16 @@ CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
         # Every change lands and every answer is right, but no owned file was changed by
         # its shard's own child: the parent wrote them all.
         ClaudeScript(
-            "edit-parent", "unresolved", ("provenance",), parent_edits=True, kinds=("edit",)
+            "edit-parent", "unresolved", ("provenance",), edit_only=True, parent_edits=True
         ),
         # The second shard's owned file was changed by the first shard's child: a lane
         # crossed, and that shard's change is not its own child's.
         ClaudeScript(
             "edit-wrong-lane",
             "unresolved",
-            ("lanes", "provenance"),
+            ("provenance", "lanes"),
+            edit_only=True,
             wrong_lane=True,
-            kinds=("edit",),
         ),
     )
 }
@@ -166,7 +163,7 @@ def _parent_turn(
 def _parent_edits(conv: MessagesConversation, jobs: list[ShardJob], oracle: Oracle) -> Reply | None:
     """The parent's next edits of every shard's change (None when all are made or the
     fixture is a read fixture)."""
-    every = [edit for job in jobs for edit in oracle.solution(job.file)]
+    every = [edit for job in jobs for edit in oracle.solution(job.file) or ()]
     calls = edit_calls(conv, every)
     return Reply("I make the changes myself.", _calls(calls)) if calls else None
 
@@ -203,7 +200,7 @@ def _spawn_calls(
     for n, job in enumerate(wave):
         i = offset + n
         name = f"helper-{i + 1}" if script.helper_names else job.worker
-        prompt = _subagent_prompt(job, i, attempt=1, edit=oracle.is_edit(job.file))
+        prompt = _subagent_prompt(job, i, attempt=1, edit=_edits(script, oracle, job.file))
         if script.wrong_lane and i == 0 and len(jobs) > 1:
             prompt += f" ALSO={jobs[1].path}"
         spawn: dict[str, Any] = {
@@ -222,7 +219,7 @@ def _spawn_calls(
                 {
                     "description": first.worker,
                     "prompt": _subagent_prompt(
-                        first, 0, attempt=2, edit=oracle.is_edit(first.file)
+                        first, 0, attempt=2, edit=_edits(script, oracle, first.file)
                     ),
                 },
             )
@@ -264,12 +261,12 @@ def _subagent_turn(
 ) -> ClaudeAction:
     if not conv.uses_of("Read"):
         return Reply(f"Reading {path}.", (Call("Read", {"file_path": absolute(conv.cwd, path)}),))
+    if script.silent_child and index == 0:
+        return Reply("Finished.")  # ends without a change or an answer line
     file = shard_key(path)
     calls = edit_calls(conv, _subagent_edits(script, conv, file, index, oracle))
     if calls:
         return Reply("Making the change.", _calls(calls))
-    if script.silent_child and index == 0:
-        return Reply("Finished.")  # ends without an answer line
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"
@@ -281,16 +278,21 @@ def _subagent_edits(
     script: ClaudeScript, conv: MessagesConversation, file: str, index: int, oracle: Oracle
 ) -> list[Edit]:
     """The replacements this subagent makes (none on a read fixture)."""
-    if script.parent_edits:
+    if not _edits(script, oracle, file):
         return []
-    edits = list(oracle.solution(file))
+    edits = list(oracle.solution(file) or ())
     if script.wrong_lane and index == 1:  # the first shard's subagent makes its owned change
-        edits = [e for e in edits if e.path not in oracle.owns(file)]
+        edits = [e for e in edits if e not in oracle.owned_edits(file)]
     also = ALSO_RE.search(conv.first_user_text) if script.wrong_lane else None
     if also is not None:
-        other = shard_key(also["path"])
-        edits += [e for e in oracle.solution(other) if e.path in oracle.owns(other)]
+        edits += oracle.owned_edits(shard_key(also["path"]))
     return edits
+
+
+def _edits(script: ClaudeScript, oracle: Oracle, file: str) -> bool:
+    """Whether the subagent of ``file`` makes its shard's change (an edit fixture's shard,
+    and the script leaves it to the subagents)."""
+    return bool(oracle.solution(file)) and not script.parent_edits
 
 
 def describe(action: ClaudeAction) -> str:

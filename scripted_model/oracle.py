@@ -1,5 +1,5 @@
 """The answer key the scripted model plays from: shard file name -> expected answer, and for
-an edit fixture (``"kind": "edit"``) each shard's owned files and honest solution."""
+an edit fixture's shards the honest change (the manifest's ``solution``)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Edit:
-    """One replacement of a shard's honest solution: ``old`` occurs once in the shipped
-    ``path`` (repo-relative) and becomes ``new``."""
+class Edit(NamedTuple):
+    """One exact replacement of a shard's honest change: ``old`` occurs once in ``path``
+    (repo-relative) as shipped and becomes ``new``."""
 
     path: str
     old: str
@@ -27,30 +26,30 @@ class Oracle:
     answers: Mapping[str, int | str] = field(default_factory=dict)
     #: Shard file name -> the fixture it belongs to (to count requests per fixture).
     fixtures: Mapping[str, str] = field(default_factory=dict)
-    #: Shard file name -> its honest solution, for the shards of edit fixtures only.
+    #: Shard file name -> its honest change, for the shards of edit fixtures (``kind:
+    #: "edit"``) only: the replacements that make its hidden checks pass.
     solutions: Mapping[str, tuple[Edit, ...]] = field(default_factory=dict)
-    #: Shard file name -> the repo files only its child may change (edit fixtures).
-    owned: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Shard file name -> the files only it may change (edit fixtures' shards only).
+    owns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_manifests(cls, manifests: Iterable[Mapping[str, Any]]) -> Oracle:
         answers: dict[str, int | str] = {}
         fixtures: dict[str, str] = {}
         solutions: dict[str, tuple[Edit, ...]] = {}
-        owned: dict[str, tuple[str, ...]] = {}
+        owns: dict[str, tuple[str, ...]] = {}
         for manifest in manifests:
             edit = manifest.get("kind") == "edit"
             for shard in manifest["shards"]:
-                file = str(shard["file"])
-                answers[file] = shard["expected"]
-                fixtures[file] = str(manifest["name"])
+                answers[str(shard["file"])] = shard["expected"]
+                fixtures[str(shard["file"])] = str(manifest["name"])
                 if edit:
-                    solutions[file] = tuple(
+                    owns[str(shard["file"])] = tuple(str(p) for p in shard.get("owns") or ())
+                    solutions[str(shard["file"])] = tuple(
                         Edit(str(r["path"]), str(r["old"]), str(r["new"]))
                         for r in shard.get("solution") or ()
                     )
-                    owned[file] = tuple(str(p) for p in shard.get("owns") or ())
-        return cls(answers, fixtures, solutions, owned)
+        return cls(answers, fixtures, solutions, owns)
 
     @classmethod
     def from_fixture_dirs(cls, dirs: Iterable[Path]) -> Oracle:
@@ -66,17 +65,25 @@ class Oracle:
     def fixture_of(self, shard_file: str) -> str | None:
         return self.fixtures.get(_bare(shard_file))
 
-    def is_edit(self, shard_file: str) -> bool:
-        """Whether the shard belongs to an edit fixture (its child changes the repo)."""
-        return _bare(shard_file) in self.solutions
+    def solution(self, shard_file: str) -> tuple[Edit, ...] | None:
+        """The honest change of an edit fixture's shard; ``None`` for a read fixture's."""
+        return self.solutions.get(_bare(shard_file))
 
-    def solution(self, shard_file: str) -> tuple[Edit, ...]:
-        """The shard's honest solution (empty for a read fixture's shard)."""
-        return self.solutions.get(_bare(shard_file), ())
+    def next_shard(self, shard_file: str) -> str | None:
+        """The shard after this one in its fixture's manifest (the last one's is the first);
+        ``None`` when its fixture has no other shard."""
+        fixture = self.fixture_of(shard_file)
+        siblings = [f for f, of in self.fixtures.items() if of == fixture]
+        if fixture is None or len(siblings) < 2:
+            return None
+        return siblings[(siblings.index(_bare(shard_file)) + 1) % len(siblings)]
 
-    def owns(self, shard_file: str) -> tuple[str, ...]:
-        """The repo files the shard owns (empty for a read fixture's shard)."""
-        return self.owned.get(_bare(shard_file), ())
+    def owned_edits(self, shard_file: str | None) -> list[Edit]:
+        """The replacements of a shard's solution in the files it owns (not the shared)."""
+        if shard_file is None:
+            return []
+        owned = set(self.owns.get(_bare(shard_file), ()))
+        return [e for e in self.solution(shard_file) or () if e.path in owned]
 
 
 #: The folder every shard lives in; the manifest names shards by their path below it.

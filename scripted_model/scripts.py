@@ -5,6 +5,12 @@ tool with ``await rlm(...)``, keeps its run open by polling ``await rlm.list_sub
 and writes the artifact with a Python cell; children reply with
 ``await agent_message.send(..., receiver_role="parent")``. Scripts differ in one way each,
 and say which rubric verdict the harness must reach for them (``expected_*``).
+
+On an edit fixture (the oracle knows each shard's ``solution``) a child that works changes
+the repository before it replies, with the product's own tool for it: prime-agent 0.8.0
+offers only ``ipython``, and a cell edits with its ``edit`` skill, ``await edit(path=...,
+old_str=..., new_str=...)`` (no read needed first; ``tests/data/real-runs/child-edits``).
+What each script does there is in :data:`BEHAVIOURS` and :data:`EDIT_BEHAVIOURS`.
 """
 
 from __future__ import annotations
@@ -15,11 +21,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from scripted_model.conversation import CHILD_JOB_RE, Conversation, ShardJob
-from scripted_model.oracle import Oracle, shard_key
+from scripted_model.oracle import Edit, Oracle, shard_key
 
 Status = Literal["resolved", "unresolved"]
-#: A fixture's kind, as its manifest says (``read`` when it says nothing).
-FixtureKind = Literal["read", "edit"]
 
 #: A poll cell returns when no child is running or after this long, so the parent makes a
 #: tool call (and so receives one queued reply) at least this often.
@@ -40,6 +44,11 @@ DEFAULT_ARTIFACT = "combined-index.md"
 SPAWN_MARKER = "# scripted:spawn"
 #: The first line of the cell that writes the artifact.
 WRITE_MARKER = "# scripted:write"
+#: The first line of a cell that changes the repository (an edit fixture's solution).
+EDIT_MARKER = "# scripted:edit"
+#: What an edit cell prints for a replacement the edit skill refused (its old text was not
+#: there): the cell goes on with the next one.
+EDIT_REFUSED = "EDIT_REFUSED"
 SCRATCH_RE = re.compile(r"SCRATCH=(?P<k>\d+)")
 ARTIFACT_RE = re.compile(r"write the file (?P<name>[\w.-]+)")
 
@@ -63,9 +72,14 @@ class Script:
     retry_after_failure: bool = False
     #: Spawn shards + 1 extra children under scratch names: one more than the budget.
     over_budget: bool = False
-    #: The fixture kinds the script is played on: an edit-only script means nothing on a
-    #: read fixture, so selftest offers it only when every fixture is an edit fixture.
-    kinds: tuple[FixtureKind, ...] = ("read", "edit")
+    #: Played only on edit fixtures (selftest offers it only there).
+    edit_only: bool = False
+    #: On an edit fixture, the parent makes every shard's change itself once the answers
+    #: are in; the children only answer.
+    parent_edits: bool = False
+    #: On an edit fixture, the first shard's child also changes the next shard's owned
+    #: files (to what that shard's solution makes them, so every check still passes).
+    wrong_lane: bool = False
 
 
 #: What each scripted behaviour does, by name: a behaviour has one name for every client
@@ -88,10 +102,22 @@ BEHAVIOURS: dict[str, str] = {
     "retried); the parent starts no replacement and writes the rest",
     "no-wait": "the parent ends its turn right after spawning, without waiting: the last "
     "children are never heard from",
-    "edit-parent": "(edit fixtures) a child per shard that only reports the value; the parent "
-    "makes every shard's change itself",
-    "edit-wrong-lane": "(edit fixtures) honest, except that the first shard's child also makes "
-    "the second shard's change to the second shard's own file (and that shard's child leaves it)",
+    "edit-parent": "(edit fixtures only) a child per shard answers; the parent makes every "
+    "shard's change itself",
+    "edit-wrong-lane": "(edit fixtures only) as honest, but the first shard's child also "
+    "changes the files the next shard owns",
+}
+
+#: What the scripts that play on both kinds do on an edit fixture, where it differs from
+#: "and also makes its shard's change before it answers" (what every child that answers
+#: does there): the verdict they expect is the same on both kinds.
+EDIT_BEHAVIOURS: dict[str, str] = {
+    "no-spawn": "the parent makes every shard's change itself, then writes the answers",
+    "helper-names": "the children make their shards' changes under names other than the workers'",
+    "wrong-answer": "the first shard's child makes its change right but reports a wrong value",
+    "over-budget": "the scratch children change nothing",
+    "silent-child": "the first shard's child ends without a change or an answer",
+    "early-exit": "the children may or may not have made their changes when they are torn down",
 }
 
 SCRIPTS: dict[str, Script] = {
@@ -119,6 +145,18 @@ SCRIPTS: dict[str, Script] = {
         # failed delegation, by chance (issue 20).
         Script("early-exit", "unresolved", ("coverage", "receipts", "provenance"), early_exit=True),
         Script("retry-after-failure", "resolved", retry_after_failure=True),
+        # Every change is right and every answer traced, but no shard's files were changed
+        # by its own child: the parent wrote them all.
+        Script("edit-parent", "unresolved", ("provenance",), edit_only=True, parent_edits=True),
+        # The next shard's files were changed by the first shard's child too: outside its
+        # lane, and not by that shard's own child alone.
+        Script(
+            "edit-wrong-lane",
+            "unresolved",
+            ("provenance", "lanes"),
+            edit_only=True,
+            wrong_lane=True,
+        ),
     )
 }
 
@@ -177,10 +215,12 @@ def _parent_turn(
     if "write" in steps:
         return Text(f"Wrote {artifact}.")
     if not script.spawn:
+        if "edit" not in steps and (edits := _edits_of(jobs, oracle)):
+            return ToolCall(_edit_cell(edits))
         own = {j.file: str(oracle.answer(j.file)) for j in jobs}
         return ToolCall(_write_cell(artifact, jobs, own))
     if "spawn" not in steps:
-        return ToolCall(_spawn_cell(script, jobs))
+        return ToolCall(_spawn_cell(script, jobs, oracle))
     if script.early_exit:
         return Text(
             "The children are working; I end my turn here.",
@@ -194,14 +234,16 @@ def _parent_turn(
         and first.file not in answers
         and _finished(conv.last_tool_text(), first.worker)
     ):
-        return ToolCall(_respawn_cell(first, 0, attempt=2, delete=True, step="retry"))
+        prompt = _child_prompt(script, first, 0, 2, oracle)
+        return ToolCall(_respawn_cell(first, prompt, delete=True, step="retry"))
     complete = all(j.file in answers for j in jobs) and len(conv.replies()) >= len(
         jobs
     ) + _extra_children(script, jobs)
     if script.double_spawn and "double" not in steps and complete:
         # The first worker has replied and finished but was never deleted, so it still holds
         # its name: a second spawn under it would break dedup, if the product allowed it.
-        return ToolCall(_respawn_cell(first, 0, attempt=2, delete=False, step="double", tries=1))
+        prompt = _child_prompt(script, first, 0, 2, oracle)
+        return ToolCall(_respawn_cell(first, prompt, delete=False, step="double", tries=1))
     doubled = not script.double_spawn or (
         "double" in steps
         and (
@@ -209,11 +251,17 @@ def _parent_turn(
             or sum(1 for name, _ in conv.replies() if name == first.worker) >= 2
         )
     )
-    if complete and doubled:
-        return ToolCall(_write_cell(artifact, jobs, answers))
-    if conv.polls_since_last_reply(ALL_FINISHED) >= GIVE_UP_POLLS:
+    done = complete and doubled
+    if done or conv.polls_since_last_reply(ALL_FINISHED) >= GIVE_UP_POLLS:
+        if script.parent_edits and "edit" not in steps and (edits := _edits_of(jobs, oracle)):
+            return ToolCall(_edit_cell(edits))
         return ToolCall(_write_cell(artifact, jobs, answers))
     return ToolCall(_poll_cell())
+
+
+def _edits_of(jobs: list[ShardJob], oracle: Oracle) -> list[Edit]:
+    """Every shard's honest change, in task order (none on a read fixture)."""
+    return [edit for job in jobs for edit in oracle.solution(job.file) or ()]
 
 
 def _extra_children(script: Script, jobs: list[ShardJob]) -> int:
@@ -232,20 +280,26 @@ def _finished(poll_output: str, worker: str) -> bool:
     )
 
 
-def _child_prompt(job: ShardJob, index: int, attempt: int) -> str:
+def _child_prompt(script: Script, job: ShardJob, index: int, attempt: int, oracle: Oracle) -> str:
+    reply = "Reply"
+    if oracle.solution(job.file) and not script.parent_edits:  # an edit fixture's ticket
+        reply = (
+            "Make the change it asks for with the edit skill "
+            "(await edit(path=..., old_str=..., new_str=...)), then reply"
+        )
     return (
-        f"Read the file {job.path} and answer its question from the whole file. "
-        f'Reply to the parent with exactly one call: await agent_message.send("{job.file}: '
+        f"Read the file {job.path} and answer its question from the whole file. {reply} "
+        f'to the parent with exactly one call: await agent_message.send("{job.file}: '
         f'<integer>", receiver_role="parent"), then finish.\n'
         f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}"
     )
 
 
-def _spawn_cell(script: Script, jobs: list[ShardJob]) -> str:
+def _spawn_cell(script: Script, jobs: list[ShardJob], oracle: Oracle) -> str:
     lines = [SPAWN_MARKER, "handles = []"]
     for i, job in enumerate(jobs):
         name = f"helper-{i + 1}" if script.helper_names else job.worker
-        prompt = _child_prompt(job, i, attempt=1)
+        prompt = _child_prompt(script, job, i, 1, oracle)
         lines.append(f"handles.append(await rlm({prompt!r}, name={name!r}))")
     for k in range(1, _extra_children(script, jobs) + 1):
         prompt = f"Take a note on the repository layout, then reply to the parent.\nSCRATCH={k}"
@@ -255,9 +309,8 @@ def _spawn_cell(script: Script, jobs: list[ShardJob]) -> str:
 
 
 def _respawn_cell(
-    job: ShardJob, index: int, attempt: int, delete: bool, step: str, tries: int = RESPAWN_TRIES
+    job: ShardJob, prompt: str, delete: bool, step: str, tries: int = RESPAWN_TRIES
 ) -> str:
-    prompt = _child_prompt(job, index, attempt)
     lines = [f"# scripted:{step}", "import asyncio"]
     if delete:
         lines.append(f"print(await rlm.delete_subagent({job.worker!r}))")
@@ -290,6 +343,42 @@ def _poll_cell() -> str:
     )
 
 
+def _edit_cell(edits: list[Edit], trespass: list[Edit] | None = None) -> str:
+    """A cell making ``edits`` with the product's edit skill, one call each, as a model
+    would write them. Each call holds an advisory lock on its file (children run in
+    separate kernels, and the skill reads and rewrites a file with no lock of its own:
+    two children changing one shared file at once can lose an edit, as a real run did,
+    and the selftest's verdicts must not depend on timing). A refused replacement is
+    printed and the cell goes on: a later one still lands.
+
+    ``trespass``: another shard's changes, made whichever child gets there first: when its
+    owner already made one, the same text is written again (an edit recorded with equal
+    old and new text), so the file is changed by both and ends as its solution makes it.
+    """
+    lines = [
+        EDIT_MARKER,
+        "import fcntl",
+        "",
+        "async def change(path, old, new):",
+        "    with open(path, 'rb') as held:",
+        "        fcntl.flock(held, fcntl.LOCK_EX)",
+        "        try:",
+        "            print(await edit(path=path, old_str=old, new_str=new))",
+        "        except (ValueError, OSError) as exc:",
+        f"            print({EDIT_REFUSED!r}, path, exc)",
+        "            return False",
+        "    return True",
+        "",
+    ]
+    lines += [f"await change({e.path!r}, {e.old!r}, {e.new!r})" for e in edits]
+    for e in trespass or ():
+        lines += [
+            f"if not await change({e.path!r}, {e.old!r}, {e.new!r}):",
+            f"    await change({e.path!r}, {e.new!r}, {e.new!r})",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def _write_cell(artifact: str, jobs: list[ShardJob], answers: dict[str, str]) -> str:
     bullets = "".join(f"- {j.file}: {answers[j.file]}\n" for j in jobs if j.file in answers)
     return (
@@ -304,7 +393,8 @@ def _write_cell(artifact: str, jobs: list[ShardJob], answers: dict[str, str]) ->
 
 
 def _child_turn(script: Script, conv: Conversation, task: str, oracle: Oracle) -> Action:
-    if "reply" in conv.steps():
+    steps = conv.steps()
+    if "reply" in steps:
         return Text("Reply sent to the parent.")
     scratch = SCRATCH_RE.search(task)
     if scratch is not None:
@@ -318,6 +408,12 @@ def _child_turn(script: Script, conv: Conversation, task: str, oracle: Oracle) -
     if script.retry_after_failure and index == 0 and attempt == 1:
         return ModelFailure(400, "scripted failure: this child's model request is refused")
     file = shard_key(job["path"])
+    if "edit" not in steps and not script.parent_edits:
+        own = list(oracle.solution(file) or ())
+        if own:
+            wanders = script.wrong_lane and index == 0
+            trespass = oracle.owned_edits(oracle.next_shard(file)) if wanders else []
+            return ToolCall(_edit_cell(own, trespass))
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"

@@ -133,9 +133,6 @@ def selftest_scripts() -> str:
                 expected += ": " + ", ".join(script.expected_failing) + " fail"
             if script.may_fail:
                 expected += f" ({', '.join(script.may_fail)} may fail too)"
-            kinds = getattr(script, "kinds", ("read", "edit"))
-            if len(kinds) == 1:
-                expected += f" (on {kinds[0]} fixtures only)"
             rows.append(f"| `{script.name}` | {_cell(BEHAVIOURS[script.name])} | {expected} |")
         parts.append(f"### `{name}`\n\n{API_DESCRIPTIONS[api]}.\n\n" + "\n".join(rows) + "\n")
     return "\n".join(parts)

@@ -9,7 +9,7 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.errors import UsageError
-from harness.selftest import fixture_kinds, run_selftest, shared_cases
+from harness.selftest import edit_fixtures_only, run_selftest, shared_cases
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 TINY, EDIT_TINY = str(DATA / "tiny"), str(DATA / "edit-tiny")
@@ -28,7 +28,7 @@ EDIT_ONLY = {"edit-parent", "edit-wrong-lane"}
 def test_edit_scripts_are_offered_only_on_edit_fixtures(
     fixtures: tuple[str, ...], offered: bool
 ) -> None:
-    scripts, cases = shared_cases([CLAUDE], fixture_kinds(fixtures))
+    scripts, cases = shared_cases([CLAUDE], edit_fixtures_only(fixtures))
     assert (set(scripts) >= EDIT_ONLY) is offered
     assert {"honest", "no-spawn", "double-spawn"} <= set(scripts)  # these play everywhere
     assert set(scripts) == {script for _, script in cases}
