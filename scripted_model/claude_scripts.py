@@ -83,7 +83,15 @@ CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
     for s in (
         ClaudeScript("honest", "resolved", foreground_first=True),
         ClaudeScript("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
-        ClaudeScript("helper-names", "unresolved", ("delegation", "provenance"), helper_names=True),
+        # On an edit fixture its subagents change the shards' files: no shard's own child,
+        # so each crosses a lane too.
+        ClaudeScript(
+            "helper-names",
+            "unresolved",
+            ("delegation", "provenance"),
+            helper_names=True,
+            edit_failing=("delegation", "provenance", "lanes"),
+        ),
         # The first subagent reports a wrong value and the index states it faithfully.
         ClaudeScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
         # Claude Code refuses nothing: a second subagent under the first worker's name while

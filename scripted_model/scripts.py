@@ -74,6 +74,9 @@ class Script:
     over_budget: bool = False
     #: Played only on edit fixtures (selftest offers it only there).
     edit_only: bool = False
+    #: The criteria that must fail on an edit fixture where they differ from a read
+    #: fixture's (None: the same).
+    edit_failing: tuple[str, ...] | None = None
     #: On an edit fixture, the parent makes every shard's change itself once the answers
     #: are in; the children only answer.
     parent_edits: bool = False

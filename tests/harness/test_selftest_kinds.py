@@ -9,7 +9,13 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.errors import UsageError
-from harness.selftest import edit_fixtures_only, run_selftest, shared_cases
+from harness.selftest import (
+    cases_for,
+    edit_fixtures_only,
+    fixture_kinds,
+    run_selftest,
+    shared_cases,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fixtures"
 TINY, EDIT_TINY = str(DATA / "tiny"), str(DATA / "edit-tiny")
@@ -37,3 +43,14 @@ def test_edit_scripts_are_offered_only_on_edit_fixtures(
 def test_asking_for_an_edit_script_on_a_read_fixture_says_why() -> None:
     with pytest.raises(UsageError, match="edit-parent: plays only on edit fixtures"):
         run_selftest(None, [CLAUDE], fixtures=(TINY,), scripts=("edit-parent",))  # type: ignore[arg-type]
+
+
+def test_a_case_is_judged_as_its_items_fixture_kind_asks() -> None:
+    """helper-names' subagents change the shards' files on an edit fixture: lanes fails
+    there too, and only there."""
+    assert fixture_kinds((TINY, EDIT_TINY)) == {"tiny": "read", "edit-tiny": "edit"}
+    (case,) = [c for c in cases_for(CLAUDE, edit=True) if c.script == "helper-names"]
+    assert case.on("read").expected_failing == ("delegation", "provenance")
+    assert case.on("edit").expected_failing == ("delegation", "provenance", "lanes")
+    (honest,) = [c for c in cases_for(CLAUDE, edit=True) if c.script == "honest"]
+    assert honest.on("edit") == honest.on("read") == honest
