@@ -63,7 +63,8 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _result_text(content: object) -> str:
+def block_text(content: object) -> str:
+    """The text of a message's or tool result's content: a string, or its text blocks."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -125,7 +126,7 @@ def _ran(
     if block.get("is_error") is not True:
         return True
     return use.name in SHELL_TOOLS and (
-        accepted or _result_text(block.get("content")).startswith(EXIT_CODE)
+        accepted or block_text(block.get("content")).startswith(EXIT_CODE)
     )
 
 
@@ -165,4 +166,4 @@ def _writes(
     return [FileWrite(None, path, how, at=at)]  # NotebookEdit: a cell, not the file's text
 
 
-__all__ = ["FILE_TOOLS", "SHELL_TOOLS", "WriteLog"]
+__all__ = ["FILE_TOOLS", "SHELL_TOOLS", "WriteLog", "block_text"]

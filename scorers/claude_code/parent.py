@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Final, Literal
 
-from scorers.claude_code.edits import WriteLog
+from scorers.claude_code.edits import WriteLog, block_text
 from scorers.claude_code.usage import MessageTally, record_error
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.records import FileWrite, UsageTally
@@ -100,16 +100,6 @@ def notifications(text: str, at: str | None) -> list[Delivery]:
     return found
 
 
-def _text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", "")) for b in content if isinstance(b, dict) and "text" in b
-        )
-    return ""
-
-
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -146,7 +136,7 @@ class _Reader:
         elif kind == "attachment":
             attachment = record.get("attachment")
             if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
-                self.deliveries += notifications(_text(attachment.get("prompt")), at)
+                self.deliveries += notifications(block_text(attachment.get("prompt")), at)
 
     def _assistant(self, record: dict[str, object], at: str | None) -> None:
         message = record.get("message")
@@ -202,7 +192,7 @@ class _Reader:
         tool_use_id = _str(block.get("tool_use_id"))
         if not tool_use_id:
             return
-        text = _text(block.get("content"))
+        text = block_text(block.get("content"))
         agent_id = _str(result.get("agentId"))
         if agent_id is None:
             match = _AGENT_ID_LINE.search(text)
