@@ -107,6 +107,15 @@ class SelftestCase:
     may_fail: tuple[str, ...] = ()
     #: Played only on edit fixtures (the script is about who changes the repository).
     edit_only: bool = False
+    #: Criteria that also fail when the script plays on an edit fixture.
+    edit_failing: tuple[str, ...] = ()
+
+    def on(self, kind: str) -> SelftestCase:
+        """The case as an item of a fixture of ``kind`` (``read``, ``edit``) must be judged."""
+        if kind == "edit" and self.edit_failing:
+            failing = tuple(dict.fromkeys((*self.expected_failing, *self.edit_failing)))
+            return replace(self, expected_failing=failing)
+        return self
 
 
 @dataclass(frozen=True)
@@ -245,25 +254,33 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
 def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
     """The agent's scripted behaviours as selftest cases (what each must be judged); the
     edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
-    one run plays every script on every fixture); there, a script's ``edit_failing``
-    criteria fail too."""
+    one run plays every script on every fixture). Each item is judged as its fixture's kind
+    asks (:meth:`SelftestCase.on`)."""
     cases = [
         SelftestCase(
             s.name,
             s.expected_status,
-            (*s.expected_failing, *(s.edit_failing if edit else ())),
+            s.expected_failing,
             s.may_fail,
             s.edit_only,
+            s.edit_failing,
         )
         for s in scripts_for(agent).values()
     ]
     return [c for c in cases if edit or not c.edit_only]
 
 
+def fixture_kinds(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> dict[str, str]:
+    """Each named fixture's kind (``read``, ``edit``), by its manifest name."""
+    names = expand_fixture_names(fixtures, roots or fixture_roots())
+    manifests = [load_fixture(path).manifest for path in names]
+    return {m.name: m.kind for m in manifests}
+
+
 def edit_fixtures_only(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> bool:
     """Whether every named fixture is an edit fixture (``kind: "edit"``)."""
-    names = expand_fixture_names(fixtures, roots or fixture_roots())
-    return bool(names) and all(load_fixture(path).manifest.kind == "edit" for path in names)
+    kinds = fixture_kinds(fixtures, roots)
+    return bool(kinds) and all(kind == "edit" for kind in kinds.values())
 
 
 def shared_cases(
@@ -312,7 +329,8 @@ def run_selftest(
     """Run every script (or only ``scripts``) on every fixture with each real agent, in one
     run (the agent a dimension of it when there are several), and compare the verdicts and
     the bills."""
-    edit = edit_fixtures_only(fixtures)
+    kinds = fixture_kinds(fixtures)
+    edit = all(kind == "edit" for kind in kinds.values()) and bool(kinds)
     shared, cases = shared_cases(agents, edit)
     unknown = [s for s in scripts if s not in shared]
     if unknown and not edit and unknown[0] in shared_cases(agents, edit=True)[0]:
@@ -363,7 +381,7 @@ def run_selftest(
     one_fixture = len({item.fixture for item in outcome.report.items}) == 1
     for item in outcome.report.items:
         script = item.model.removeprefix(f"{server.provider}/")
-        case = cases[(item.agent, script)]
+        case = cases[(item.agent, script)].on(kinds.get(item.fixture, "read"))
         api = apis[item.agent]
         # With one fixture, everything billed to the item's model by its agent's API is the
         # item's (the client's internal calls name no fixture); with several, the fixture's.

@@ -11,18 +11,32 @@ The first shard's subagent runs in the foreground and answers late
 (:data:`FOREGROUND_DELAY_S`), so in ``honest`` the background results arrive while the
 parent's turn is still running; every other script runs all subagents in the background,
 so the parent ends its turn and a notification starts a new one.
+
+On an edit fixture (the oracle holds each shard's solution) whoever does a shard's work
+also makes its change, with the client's own ``Read`` and ``Edit``
+(:mod:`scripted_model.claude_edits`), before answering: each subagent its own shard's
+replacements (``honest``, ``helper-names``, ``wrong-answer``, ``double-spawn``, whose
+duplicate finds them made and is refused), the parent every shard's in ``no-spawn``;
+``silent-child``'s first subagent ends without a change or an answer. Two scripts play
+only there: ``edit-parent`` (the subagents only report; the parent makes every change before
+it writes the artifact) and ``edit-wrong-lane`` (the first shard's subagent also makes the
+next shard's change to that shard's own file, which that shard's subagent then leaves: the
+client refuses an edit whose text is already in place, so had both tried, which of them
+changed the file would depend on timing).
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scripted_model.claude_edits import absolute, edit_calls
 from scripted_model.conversation import CHILD_JOB_RE, ShardJob
 from scripted_model.messages_conversation import MessagesConversation
-from scripted_model.oracle import Oracle, shard_key
+from scripted_model.oracle import Edit, Oracle, shard_key
 from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, ModelFailure, Script
 
 #: How long the foreground subagent of ``honest`` waits before its final answer: long
@@ -35,6 +49,8 @@ MAX_AT_ONCE = 20
 #: Model ids Claude Code uses on its own (title generation, small fast-model calls, an
 #: ``Explore`` subagent): answered harmlessly rather than refused, so the run goes on.
 INTERNAL_MODEL_PREFIX = "claude-"
+#: The line of a wrong-lane subagent's prompt naming the other shard whose change it makes.
+ALSO_RE = re.compile(r"ALSO=(?P<path>\S+)")
 
 
 @dataclass(frozen=True)
@@ -67,7 +83,15 @@ CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
     for s in (
         ClaudeScript("honest", "resolved", foreground_first=True),
         ClaudeScript("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
-        ClaudeScript("helper-names", "unresolved", ("delegation", "provenance"), helper_names=True),
+        # On an edit fixture its subagents change the shards' files: no shard's own child,
+        # so each crosses a lane too.
+        ClaudeScript(
+            "helper-names",
+            "unresolved",
+            ("delegation", "provenance"),
+            helper_names=True,
+            edit_failing=("lanes",),
+        ),
         # The first subagent reports a wrong value and the index states it faithfully.
         ClaudeScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
         # Claude Code refuses nothing: a second subagent under the first worker's name while
@@ -75,6 +99,20 @@ CLAUDE_SCRIPTS: dict[str, ClaudeScript] = {
         ClaudeScript("double-spawn", "unresolved", ("dedup",), double_spawn=True),
         # The silent subagent ends without an answer line: no bullet, nothing to trace.
         ClaudeScript("silent-child", "unresolved", ("coverage", "provenance"), silent_child=True),
+        # Every change lands and every answer is right, but no owned file was changed by
+        # its shard's own child: the parent wrote them all.
+        ClaudeScript(
+            "edit-parent", "unresolved", ("provenance",), edit_only=True, parent_edits=True
+        ),
+        # The second shard's owned file was changed by the first shard's child: a lane
+        # crossed, and that shard's change is not its own child's.
+        ClaudeScript(
+            "edit-wrong-lane",
+            "unresolved",
+            ("provenance", "lanes"),
+            edit_only=True,
+            wrong_lane=True,
+        ),
     )
 }
 
@@ -110,21 +148,36 @@ def _parent_turn(
         return Reply(f"Wrote {artifact}.")
     if not script.spawn:
         own = {j.file: str(oracle.answer(j.file)) for j in jobs}
-        return Reply(calls=(_write(conv, artifact, jobs, own),))
+        return _parent_edits(conv, jobs, oracle) or Reply(
+            calls=(_write(conv, artifact, jobs, own),)
+        )
     spawns = conv.uses_of("Agent")
     started = {i for i in (_index(s.input) for s in spawns) if i is not None}
     waiting = [j for i, j in enumerate(jobs) if i not in started]
     if not spawns:
-        return Reply("I delegate one shard per subagent.", _spawn_calls(script, jobs))
+        return Reply("I delegate one shard per subagent.", _spawn_calls(script, jobs, oracle))
     back = _returned(conv)
     running = sum(1 for s in spawns if s.id not in back)
     if waiting and running < MAX_AT_ONCE:  # the next wave, as earlier ones report
         wave = waiting[: MAX_AT_ONCE - running]
         offset = len(jobs) - len(waiting)
-        return Reply("Starting the next subagents.", _spawn_calls(script, wave, offset))
+        return Reply("Starting the next subagents.", _spawn_calls(script, wave, oracle, offset))
     if not waiting and all(s.id in back for s in spawns):
-        return Reply(calls=(_write(conv, artifact, jobs, conv.answers()),))
+        edits = _parent_edits(conv, jobs, oracle) if script.parent_edits else None
+        return edits or Reply(calls=(_write(conv, artifact, jobs, conv.answers()),))
     return Reply("Waiting for the subagents to report.")
+
+
+def _parent_edits(conv: MessagesConversation, jobs: list[ShardJob], oracle: Oracle) -> Reply | None:
+    """The parent's next edits of every shard's change (None when all are made or the
+    fixture is a read fixture)."""
+    every = [edit for job in jobs for edit in oracle.solution(job.file) or ()]
+    calls = edit_calls(conv, every)
+    return Reply("I make the changes myself.", _calls(calls)) if calls else None
+
+
+def _calls(specs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[Call, ...]:
+    return tuple(Call(name, tool_input) for name, tool_input in specs)
 
 
 def _returned(conv: MessagesConversation) -> set[str]:
@@ -143,7 +196,9 @@ def _index(spawn: Mapping[str, Any]) -> int | None:
     return int(job["index"]) if job else None
 
 
-def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob], offset: int = 0) -> tuple[Call, ...]:
+def _spawn_calls(
+    script: ClaudeScript, jobs: list[ShardJob], oracle: Oracle, offset: int = 0
+) -> tuple[Call, ...]:
     """One ``Agent`` call per job (the first wave: at most :data:`MAX_AT_ONCE`), the
     jobs numbered from ``offset``."""
     calls = []
@@ -153,9 +208,12 @@ def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob], offset: int = 0) ->
     for n, job in enumerate(wave):
         i = offset + n
         name = f"helper-{i + 1}" if script.helper_names else job.worker
+        prompt = _subagent_prompt(job, i, attempt=1, edit=_edits(script, oracle, job.file))
+        if script.wrong_lane and i == 0 and len(jobs) > 1:
+            prompt += f" ALSO={jobs[1].path}"
         spawn: dict[str, Any] = {
             "description": name,
-            "prompt": _subagent_prompt(job, i, attempt=1),
+            "prompt": prompt,
             "subagent_type": "general-purpose",
         }
         if script.foreground_first and i == 0:
@@ -166,16 +224,26 @@ def _spawn_calls(script: ClaudeScript, jobs: list[ShardJob], offset: int = 0) ->
         calls.append(
             Call(
                 "Agent",
-                {"description": first.worker, "prompt": _subagent_prompt(first, 0, attempt=2)},
+                {
+                    "description": first.worker,
+                    "prompt": _subagent_prompt(
+                        first, 0, attempt=2, edit=_edits(script, oracle, first.file)
+                    ),
+                },
             )
         )
     return tuple(calls)
 
 
-def _subagent_prompt(job: ShardJob, index: int, attempt: int) -> str:
+def _subagent_prompt(job: ShardJob, index: int, attempt: int, edit: bool = False) -> str:
+    task = (
+        f"Carry out the ticket in {job.path}, changing only the files it names, then answer "
+        "its question."
+        if edit
+        else f"Read the file {job.path} and answer its question from the whole file."
+    )
     return (
-        f"Read the file {job.path} and answer its question from the whole file. "
-        f"End with one line: ANSWER::{job.file}::<integer>\n"
+        f"{task} End with one line: ANSWER::{job.file}::<integer>\n"
         f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}"
     )
 
@@ -200,16 +268,39 @@ def _subagent_turn(
     script: ClaudeScript, conv: MessagesConversation, path: str, index: int, oracle: Oracle
 ) -> ClaudeAction:
     if not conv.uses_of("Read"):
-        target = f"{conv.cwd.rstrip('/')}/{path}" if conv.cwd else path
-        return Reply(f"Reading {path}.", (Call("Read", {"file_path": target}),))
+        return Reply(f"Reading {path}.", (Call("Read", {"file_path": absolute(conv.cwd, path)}),))
     if script.silent_child and index == 0:
-        return Reply("Finished.")  # ends without an answer line
+        return Reply("Finished.")  # ends without a change or an answer line
     file = shard_key(path)
+    calls = edit_calls(conv, _subagent_edits(script, conv, file, index, oracle))
+    if calls:
+        return Reply("Making the change.", _calls(calls))
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"
     delay = FOREGROUND_DELAY_S if script.foreground_first and index == 0 else 0.0
     return Reply(f"I read the whole file.\nANSWER::{file}::{value}", delay_s=delay)
+
+
+def _subagent_edits(
+    script: ClaudeScript, conv: MessagesConversation, file: str, index: int, oracle: Oracle
+) -> list[Edit]:
+    """The replacements this subagent makes (none on a read fixture)."""
+    if not _edits(script, oracle, file):
+        return []
+    edits = list(oracle.solution(file) or ())
+    if script.wrong_lane and index == 1:  # the first shard's subagent makes its owned change
+        edits = [e for e in edits if e not in oracle.owned_edits(file)]
+    also = ALSO_RE.search(conv.first_user_text) if script.wrong_lane else None
+    if also is not None:
+        edits += oracle.owned_edits(shard_key(also["path"]))
+    return edits
+
+
+def _edits(script: ClaudeScript, oracle: Oracle, file: str) -> bool:
+    """Whether the subagent of ``file`` makes its shard's change (an edit fixture's shard,
+    and the script leaves it to the subagents)."""
+    return bool(oracle.solution(file)) and not script.parent_edits
 
 
 def describe(action: ClaudeAction) -> str:

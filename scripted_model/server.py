@@ -62,7 +62,7 @@ API_DESCRIPTIONS: dict[str, str] = {
     COMPLETIONS_API: "OpenAI chat completions (`/v1/chat/completions`), prime-agent's "
     "`ipython` tool (`await rlm(...)`, `await agent_message.send(...)`)",
     CLAUDE_MESSAGES_API: "Anthropic Messages (`/v1/messages`), Claude Code's `Agent`, "
-    "`Read` and `Write`",
+    "`Read` and `Write` (and `Edit` on an edit fixture)",
     OPENCODE_MESSAGES_API: "Anthropic Messages (`/v1/messages`), opencode's `task`, `read`, "
     "`write` and `edit`",
     CODEX_RESPONSES_API: "OpenAI Responses (`/v1/responses`), Codex's `spawn_agent`, "

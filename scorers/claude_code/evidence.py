@@ -12,7 +12,10 @@ Only the openers the collector handed over are called. The mapping onto the reco
   framed text the parent saw (the frame's ``<usage>`` numbers could vouch for any answer);
 * a child session per subagent transcript of this parent session: it names the parent
   session, sits at the meta file's depth, holds the parent's task when its first prompt is
-  the prompt of the spawn it belongs to, and worked when one of its model turns succeeded.
+  the prompt of the spawn it belongs to, and worked when one of its model turns succeeded;
+* a write per file change a transcript's own tool calls made (:mod:`.edits`): the
+  parent's with no child id, each subagent's with its ``agentId`` (the child id of its
+  spawn edge), the parent's first, then each subagent's in transcript order.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from scorers.records import (
     ChildNotice,
     ChildReply,
     ChildSession,
+    FileWrite,
     LedgerParse,
     ReceiptIndex,
     RunEvidence,
@@ -205,6 +209,17 @@ def _session(
     )
 
 
+def _writes(parent: ParentParse, subagents: Sequence[_Subagent]) -> tuple[FileWrite, ...]:
+    """The parent's writes, then each subagent's under its agent id (its spawn edge's child
+    id; a subagent no edge names, such as a nested one, still keeps its own id)."""
+    found = list(parent.writes)
+    for sub in subagents:
+        if sub.transcript is not None:
+            agent_id = sub.file.agent_id
+            found += (w._replace(child_id=agent_id) for w in sub.transcript.writes)
+    return tuple(found)
+
+
 def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
     """Parse every artifact of one run (missing ones stay ``None``)."""
     parent = _read(artifacts.parent_transcript, parse_parent_transcript)
@@ -270,6 +285,7 @@ def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
         child_sessions=tuple(_child_session(s, session_id, prompts, stream) for s in subs),
         child_session_dirs=len(by_agent),
         child_malformed_lines=malformed_children,
+        writes=_writes(parent, subs),
     )
 
 

@@ -24,9 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Final, Literal
 
+from scorers.claude_code.edits import WriteLog, block_text
 from scorers.claude_code.usage import MessageTally, record_error
 from scorers.lines import MALFORMED, iter_json_lines
-from scorers.records import UsageTally
+from scorers.records import FileWrite, UsageTally
 
 #: Tool names that spawn a subagent (the model calls it ``Agent``; stream-json's tool list
 #: and older clients say ``Task``).
@@ -76,6 +77,8 @@ class ParentParse:
     #: Its first and last timestamps (ISO-8601).
     started_at: str | None = None
     ended_at: str | None = None
+    #: The files its own tool calls changed (``child_id`` None), in the order they did.
+    writes: tuple[FileWrite, ...] = ()
 
 
 def _field(name: str, text: str) -> str | None:
@@ -97,16 +100,6 @@ def notifications(text: str, at: str | None) -> list[Delivery]:
     return found
 
 
-def _text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", "")) for b in content if isinstance(b, dict) and "text" in b
-        )
-    return ""
-
-
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -121,6 +114,7 @@ class _Reader:
         self.malformed = 0
         self.first_at: str | None = None
         self.last_at: str | None = None
+        self.write_log = WriteLog()
 
     def record(self, record: dict[str, object]) -> None:
         if self.session_id is None and isinstance(record.get("sessionId"), str):
@@ -142,7 +136,7 @@ class _Reader:
         elif kind == "attachment":
             attachment = record.get("attachment")
             if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
-                self.deliveries += notifications(_text(attachment.get("prompt")), at)
+                self.deliveries += notifications(block_text(attachment.get("prompt")), at)
 
     def _assistant(self, record: dict[str, object], at: str | None) -> None:
         message = record.get("message")
@@ -151,6 +145,7 @@ class _Reader:
             return
         self.tally.add(message, record_error(record), record)
         content = message.get("content")
+        self.write_log.assistant(record, content)
         for block in content if isinstance(content, list) else ():
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
@@ -180,6 +175,7 @@ class _Reader:
         if isinstance(content, str):
             self.deliveries += notifications(content, at)
             return
+        self.write_log.user(record, content)
         result = record.get("toolUseResult")
         result = result if isinstance(result, dict) else {}
         for block in content if isinstance(content, list) else ():
@@ -196,7 +192,7 @@ class _Reader:
         tool_use_id = _str(block.get("tool_use_id"))
         if not tool_use_id:
             return
-        text = _text(block.get("content"))
+        text = block_text(block.get("content"))
         agent_id = _str(result.get("agentId"))
         if agent_id is None:
             match = _AGENT_ID_LINE.search(text)
@@ -230,4 +226,5 @@ def parse_parent_transcript(stream: IO[bytes]) -> ParentParse:
         malformed_lines=reader.malformed + reader.tally.malformed,
         started_at=reader.first_at,
         ended_at=reader.last_at,
+        writes=tuple(reader.write_log.writes),
     )

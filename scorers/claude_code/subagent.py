@@ -12,9 +12,10 @@ import json
 from dataclasses import dataclass
 from typing import IO, Final
 
+from scorers.claude_code.edits import WriteLog
 from scorers.claude_code.usage import MessageTally, record_error
 from scorers.lines import MALFORMED, iter_json_lines
-from scorers.records import UsageTally
+from scorers.records import FileWrite, UsageTally
 
 #: A meta file is a few hundred bytes; anything far larger is not one.
 MAX_META_BYTES: Final = 64 * 1024
@@ -44,6 +45,8 @@ class SubagentParse:
     malformed_lines: int = 0
     #: Its last timestamp (ISO-8601).
     ended_at: str | None = None
+    #: The files its tool calls changed (``child_id`` None), in the order they did.
+    writes: tuple[FileWrite, ...] = ()
 
 
 def parse_meta(stream: IO[bytes]) -> SubagentMeta:
@@ -85,6 +88,7 @@ def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
     reports: dict[str, str] = {}  # message id -> its text so far (one record per block)
     last_id: str | None = None
     records: list[tuple[str, dict[str, object]]] = []
+    write_log = WriteLog()
     malformed = 0
     for value, _terminated in iter_json_lines(stream):
         if value is MALFORMED or not isinstance(value, dict):
@@ -102,14 +106,17 @@ def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
         kind = value.get("type")
         if kind == "api-request":
             records.append(("api-request", value))
-        elif kind == "user" and prompt is None and isinstance(message, dict):
-            prompt = _text(message.get("content"))
+        elif kind == "user" and isinstance(message, dict):
+            if prompt is None:
+                prompt = _text(message.get("content"))
+            write_log.user(value, message.get("content"))
         elif kind == "assistant":
             if not isinstance(message, dict):
                 malformed += 1
                 continue
             error = record_error(value)
             records.append(("assistant", value))
+            write_log.assistant(value, message.get("content"))
             if error is None:
                 mid = str(message.get("id") or f"#{len(reports)}")
                 text = _text(message.get("content"))
@@ -132,4 +139,5 @@ def parse_subagent_transcript(stream: IO[bytes]) -> SubagentParse:
         usage=tally.result(),
         malformed_lines=malformed + tally.malformed,
         ended_at=ended_at,
+        writes=tuple(write_log.writes),
     )

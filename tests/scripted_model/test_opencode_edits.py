@@ -161,4 +161,5 @@ def test_selftest_offers_the_edit_scripts_only_on_edit_fixtures() -> None:
     # Helpers change the workers' files on an edit fixture: outside any worker's lane.
     helpers = {c.script: c for c in cases_for(adapter)}["helper-names"]
     assert helpers.expected_failing == ("delegation", "provenance")
-    assert edit["helper-names"].expected_failing == ("delegation", "provenance", "lanes")
+    assert edit["helper-names"].on("edit").expected_failing == ("delegation", "provenance", "lanes")
+    assert edit["helper-names"].on("read").expected_failing == ("delegation", "provenance")
