@@ -54,7 +54,7 @@ def list_cmd(fixtures_dir: Path | None) -> None:
 
 @fixtures_group.command(
     "validate",
-    short_help="Validate fixtures (and run edit fixtures' checks); exit 2 on any problem.",
+    short_help="Validate fixtures (edit ones: their checks too); exit 2 on a problem.",
 )
 @click.argument("paths", nargs=-1)
 @fixtures_dir_option
