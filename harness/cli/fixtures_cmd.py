@@ -10,10 +10,11 @@ import click
 from harness.cli.errors import translate_errors
 from harness.cli.options import fixtures_dir_option, option
 from harness.errors import EXIT_USAGE
-from harness.fixtures import TASK_NAME, validate_fixture
+from harness.fixtures import TASK_NAME, load_fixture, validate_fixture
 from harness.fixtures.lookup import all_fixtures, find_fixture, fixture_roots
 from harness.fixtures.scaffold import fixture_warnings, new_fixture, regenerated_task
 from harness.fixtures.sets import fixture_sets
+from harness.item.verify import verify_checks
 
 
 @click.group("fixtures")
@@ -52,13 +53,17 @@ def list_cmd(fixtures_dir: Path | None) -> None:
 
 
 @fixtures_group.command(
-    "validate", short_help="Validate fixture directories; exit 2 on any problem."
+    "validate",
+    short_help="Validate fixtures (edit ones: their checks too); exit 2 on a problem.",
 )
 @click.argument("paths", nargs=-1)
 @fixtures_dir_option
 @translate_errors
 def validate_cmd(paths: tuple[str, ...], fixtures_dir: Path | None) -> None:
     """Validate fixture directories (default: every fixture); exit 2 on any problem.
+
+    An edit fixture's hidden checks are also run, on the fixture as shipped (each shard's
+    must fail) and on its honest solution (each must pass).
 
     Warnings (e.g. task.txt stating a shard count the manifest does not have) are printed
     but do not change the exit code.
@@ -68,6 +73,8 @@ def validate_cmd(paths: tuple[str, ...], fixtures_dir: Path | None) -> None:
     bad = 0
     for path in targets:
         problems = validate_fixture(Path(path))
+        if not problems:  # an edit fixture's checks must decide: run them (two processes)
+            problems = verify_checks(load_fixture(Path(path)))
         for p in problems:
             click.echo(f"{p.file}: {p.field}: {p.message}", err=True)
         for w in fixture_warnings(Path(path)):

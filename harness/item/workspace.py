@@ -2,7 +2,8 @@
 
 The generic part of a workdir (the adapter adds its own dirs beside these)::
 
-    <workdir>/repo/   fixture files minus fixture.json and task.txt, one commit (the cwd)
+    <workdir>/repo/   fixture files minus fixture.json, task.txt and an edit fixture's hidden
+                      checks/, one commit (the cwd)
     <workdir>/home/   the agent's HOME (only a minimal git identity): nothing of a run
                       lands in the user's HOME
     <workdir>/tmp/    the agent's TMPDIR
@@ -10,6 +11,7 @@ The generic part of a workdir (the adapter adds its own dirs beside these)::
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -21,6 +23,7 @@ from pathlib import Path
 from harness.agents.base import ItemPaths
 from harness.agents.env import GIT_LEAK_VARS, ITEM_TOKEN_VAR, STRIPPED_PREFIXES, STRIPPED_VARS
 from harness.errors import AgentLaunchError, FixtureError
+from harness.fixtures.edit_rules import CHECKS_DIR, is_edit
 from harness.item.leftovers import stamp_dir
 from harness.item.processes import run_quick
 
@@ -152,13 +155,27 @@ def make_private_home(home: Path) -> None:
     (home / ".gitconfig").write_text(AGENT_GIT_CONFIG, encoding="utf-8")
 
 
+def hidden_dirs(fixture_dir: Path) -> frozenset[str]:
+    """Top-level folders of a fixture that are as secret as its answer key: an edit
+    fixture's hidden checks (a read fixture's ``checks/``, if it has one, is data)."""
+    try:
+        data = json.loads((fixture_dir / "fixture.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()  # loading the fixture refused it already
+    return frozenset({CHECKS_DIR}) if is_edit(data) else frozenset()
+
+
 def _copy_fixture_tree(fixture_dir: Path, repo: Path) -> None:
-    """Copy every regular file of the fixture except the key files; refuse symlinks."""
+    """Copy every regular file of the fixture except the key files and hidden folders;
+    refuse symlinks."""
     repo.mkdir()
+    hidden = hidden_dirs(fixture_dir)
     for dirpath, dirnames, filenames in os.walk(fixture_dir):
         here = Path(dirpath)
         rel = here.relative_to(fixture_dir)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and not (rel == Path(".") and d in hidden)
+        )
         for d in list(dirnames):
             if (here / d).is_symlink():
                 raise FixtureError(str(here / d), "symlinked directories are not allowed")

@@ -42,11 +42,13 @@ def run(tmp_path: Path, behaviour: str, fixtures: tuple[str, ...]):  # type: ign
     return execute_run(config)
 
 
-def test_the_standard_set_is_every_fixture_but_the_widest() -> None:
+def test_the_standard_set_is_every_read_fixture_but_the_widest() -> None:
     roots = fixture_roots()
     standard = {p.name for p in expand_fixture_names(["standard"], roots)}
+    edit = {p.name for p in expand_fixture_names(["edit"], roots)}
     every = {p.name for p in expand_fixture_names(["all"], roots)}
-    assert len(every - standard) == 1 and len(every) >= 10
+    assert len(every - standard - edit) == 1 and len(every) >= 10
+    assert edit == {n for n in every if n.startswith("edit-")} and len(edit) == 4
 
 
 def test_the_honest_sim_resolves_every_fixture(tmp_path: Path) -> None:

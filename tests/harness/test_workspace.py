@@ -220,3 +220,36 @@ def test_per_agent_prompts_stay_out_of_the_repo_and_pick_the_agent(tmp_path: Pat
     assert parse_agent("sim").task_text(fixture) == fixture.task_text  # no task.sim.txt
     paths = build_item_paths(make_workdir(base_dir=str(tmp_path)), fx_dir)
     assert not any(p.name.startswith("task.") for p in paths.repo.iterdir())
+
+
+def test_an_edit_fixtures_checks_stay_out_of_the_repo(tmp_path: Path) -> None:
+    """Like the answer key: the hidden checks never reach the agent, through a template or
+    not; the code, the shared file and the tickets do."""
+    from harness.fixtures import FIXTURES_ROOT
+
+    fx_dir = FIXTURES_ROOT / "edit-smoke"
+    assert (fx_dir / "checks").is_dir()
+    with RepoTemplates() as templates:
+        for paths in (
+            build_item_paths(make_workdir(base_dir=str(tmp_path)), fx_dir),
+            build_item_paths(make_workdir(base_dir=str(tmp_path)), fx_dir, templates),
+        ):
+            files = {p.relative_to(paths.repo).as_posix() for p in paths.repo.rglob("*")}
+            assert not any(f == "checks" or f.startswith("checks/") for f in files)
+            assert {"CHANGELOG.md", "shop/shipping.py", "shards/tax.md"} <= files
+            assert "fixture.json" not in files and "task.txt" not in files
+            tracked = subprocess.run(
+                ["git", "ls-files"], cwd=paths.repo, capture_output=True, text=True, check=True
+            ).stdout.split()
+            assert not any(f.startswith("checks/") for f in tracked)
+
+
+def test_a_read_fixtures_checks_folder_is_data(tmp_path: Path) -> None:
+    """Only an edit fixture's checks/ is hidden: a read fixture's folder of that name is
+    part of its repo."""
+    src = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
+    fx_dir = Path(shutil.copytree(src, tmp_path / "tiny"))
+    (fx_dir / "checks").mkdir()
+    (fx_dir / "checks" / "notes.txt").write_text("data", encoding="utf-8")
+    paths = build_item_paths(make_workdir(base_dir=str(tmp_path)), fx_dir)
+    assert (paths.repo / "checks" / "notes.txt").read_text(encoding="utf-8") == "data"
