@@ -307,7 +307,7 @@ def scripted_env(server: ModelServer, agents: Sequence[AgentAdapter], home: Path
     env: dict[str, str] = {}
     for agent in agents:
         for name, value in agent.scripted_endpoint(
-            server.base_url, server.models_json(), home
+            server.base_url, server.models_json(), home, tuple(scripts_for(agent))
         ).items():
             if env.setdefault(name, value) != value:
                 raise UsageError(f"selftest: the agents need {name} set two ways")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -223,11 +223,16 @@ class AgentAdapter(ABC):
         return fixture.agent_task(self.name) or fixture.task_text
 
     def scripted_endpoint(
-        self, base_url: str, models_json: Mapping[str, Any], home: Path
+        self,
+        base_url: str,
+        models_json: Mapping[str, Any],
+        home: Path,
+        models: Sequence[str] = (),
     ) -> dict[str, str]:
         """Point the agent at a model server (``selftest``'s scripted one): write what its
         configuration needs into ``home`` (its credentials source for the run) and return
-        the environment variables it needs. Agents without a model API refuse."""
+        the environment variables it needs. ``models`` are the model ids the server scripts
+        for the agent's model API. Agents without a model API refuse."""
         raise UsageError(f"{self.name} talks to no model server")
 
     def preflight(

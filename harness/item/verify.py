@@ -11,13 +11,13 @@ part of loading a fixture (``load_fixture`` runs for every listing, plan and ite
 
 from __future__ import annotations
 
-import importlib
 import tempfile
 from pathlib import Path
 from typing import Protocol
 
 from harness.fixtures import MANIFEST_NAME, Fixture, FixtureProblem
 from harness.fixtures.layout import WHOLE
+from harness.item.checks import run_checks as checks_runner
 from scorers.records import ShardChecks
 from scorers.types import Manifest
 
@@ -42,13 +42,6 @@ class _RunChecks(Protocol):
         work_dir: Path,
         limit_s: float,
     ) -> _ChecksRun: ...
-
-
-def _runner() -> _RunChecks:
-    # By name until harness.item.checks (issue 39's checks runner) is merged beside this
-    # module; then a plain import.
-    run: _RunChecks = importlib.import_module("harness.item.checks").run_checks
-    return run
 
 
 def apply_solutions(fixture: Fixture, dest: Path, reverse: bool = False) -> list[FixtureProblem]:
@@ -87,7 +80,7 @@ def verify_checks(
     manifest = fixture.manifest
     if manifest.kind != "edit":
         return []
-    run = run_checks or _runner()
+    run: _RunChecks = run_checks or checks_runner
     with tempfile.TemporaryDirectory(prefix="swh-verify-") as tmp:
         work = Path(tmp)
         problems = apply_solutions(fixture, work / "solved")

@@ -37,7 +37,8 @@ def test_edits_json_holds_each_declared_file_the_undeclared_and_the_checks(
     (repo / "pkg" / "s03.py").unlink()
     (repo / "pkg" / "s03.py").symlink_to(outside)
     (repo / "conftest.py").write_text("# planted\n")  # a cheat: undeclared
-    (repo / "checks" / "test_s02.py").write_text("# edited\n")  # shipped, changed: undeclared
+    (repo / "checks").mkdir()  # the hidden checks never reach the repo: a planted copy
+    (repo / "checks" / "test_s02.py").write_text("# edited\n")  # added: undeclared
     (repo / "answers.md").write_text("- s00.md: 37\n")  # the artifact: not undeclared
     (repo / "pkg" / "__pycache__").mkdir()
     (repo / "pkg" / "__pycache__" / "s00.cpython-311.pyc").write_bytes(b"\0")

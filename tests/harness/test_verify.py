@@ -7,7 +7,6 @@ each verdict is pinned; the last tests use the real runner once it is importable
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -159,15 +158,9 @@ def test_a_read_fixture_has_nothing_to_verify() -> None:
     assert runner.trees == []
 
 
-# --- with the real runner (harness.item.checks), once it is importable -------------------
-
-real = pytest.mark.skipif(
-    importlib.util.find_spec("harness.item.checks") is None,
-    reason="the checks runner (harness.item.checks) is not here yet",
-)
+# --- with the real runner (harness.item.checks) ------------------------------------------
 
 
-@real
 @pytest.mark.slow  # runs the checks: two processes per fixture
 @pytest.mark.parametrize(
     "path", [FIXTURES_ROOT / "edit-smoke", HELD_OUT], ids=["edit-smoke", "held-out"]
@@ -176,7 +169,6 @@ def test_the_real_checks_decide(path: Path) -> None:
     assert verify_checks(load_fixture(path)) == []
 
 
-@real
 @pytest.mark.slow
 def test_the_real_checks_name_a_shard_whose_solution_does_nothing(smoke: Path) -> None:
     data = json.loads((smoke / "fixture.json").read_text())

@@ -11,7 +11,7 @@ docs/reference/agents/claude-code.md for the formats.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -93,7 +93,11 @@ class ClaudeCodeAdapter(AgentAdapter):
         return (env.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_URL,)
 
     def scripted_endpoint(
-        self, base_url: str, models_json: Mapping[str, Any], home: Path
+        self,
+        base_url: str,
+        models_json: Mapping[str, Any],
+        home: Path,
+        models: Sequence[str] = (),
     ) -> dict[str, str]:
         """Point the client at a model server (the selftest's): environment only."""
         root = base_url.removesuffix("/v1")

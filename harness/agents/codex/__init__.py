@@ -17,7 +17,7 @@ one for its scripted models: :mod:`harness.agents.codex.catalog`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -132,14 +132,16 @@ class CodexAdapter(AgentAdapter):
         return (credentials(env)[1],)
 
     def scripted_endpoint(
-        self, base_url: str, models_json: Mapping[str, Any], home: Path
+        self,
+        base_url: str,
+        models_json: Mapping[str, Any],
+        home: Path,
+        models: Sequence[str] = (),
     ) -> dict[str, str]:
         """Point the client at a model server (the selftest's): its Responses API root, and
         a model catalog giving every scripted model Codex's edit tool (``apply_patch``), as
         Codex's own catalog gives OpenAI's models."""
-        from scripted_model import SCRIPTS_BY_API
-
-        catalog = write_catalog(home / "codex-model-catalog.json", SCRIPTS_BY_API[MODEL_API])
+        catalog = write_catalog(home / "codex-model-catalog.json", models)
         return {"OPENAI_BASE_URL": base_url, KEY_VAR: "scripted-no-key", CATALOG_VAR: str(catalog)}
 
     def prepare(

@@ -13,7 +13,7 @@ stdout and the artifact. See docs/reference/agents/opencode.md for the formats.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -101,7 +101,11 @@ class OpenCodeAdapter(AgentAdapter):
         return (credentials(env)[1],)
 
     def scripted_endpoint(
-        self, base_url: str, models_json: Mapping[str, Any], home: Path
+        self,
+        base_url: str,
+        models_json: Mapping[str, Any],
+        home: Path,
+        models: Sequence[str] = (),
     ) -> dict[str, str]:
         """Point the client at a model server (the selftest's): its Anthropic endpoint."""
         return {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -139,7 +139,11 @@ class PrimeAgentAdapter(AgentAdapter):
         return tuple(sorted({u for u in urls if isinstance(u, str) and u}))
 
     def scripted_endpoint(
-        self, base_url: str, models_json: Mapping[str, Any], home: Path
+        self,
+        base_url: str,
+        models_json: Mapping[str, Any],
+        home: Path,
+        models: Sequence[str] = (),
     ) -> dict[str, str]:
         """The server's provider goes into the models.json the item homes copy."""
         (home / "models.json").write_text(json.dumps(models_json), encoding="utf-8")

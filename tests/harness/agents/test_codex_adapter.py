@@ -179,7 +179,7 @@ def test_the_scripted_endpoint_is_the_responses_root_with_a_catalog_of_the_scrip
     tmp_path: Path,
 ) -> None:
     adapter = parse_agent("codex", "x")
-    env = adapter.scripted_endpoint("http://127.0.0.1:5/v1", {}, tmp_path)
+    env = adapter.scripted_endpoint("http://127.0.0.1:5/v1", {}, tmp_path, tuple(CODEX_SCRIPTS))
     catalog = tmp_path / "codex-model-catalog.json"
     assert env == {
         "OPENAI_BASE_URL": "http://127.0.0.1:5/v1",
