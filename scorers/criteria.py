@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final
 
+from scorers.authorship import check_authorship
 from scorers.coverage import check_coverage
 from scorers.dedup import SpawnAudit, audit_spawns, over_budget
 from scorers.delegation import check_delegation
 from scorers.edges import Edge, Replay, replay
+from scorers.landed import Unlanded, check_landed
+from scorers.lanes import check_lanes
 from scorers.provenance import check_provenance
 from scorers.receipts import find_missing_receipts
 from scorers.records import Bullet, ReceiptIndex, RunEvidence
@@ -56,6 +59,16 @@ class ScoringContext:
     def bullets(self) -> tuple[Bullet, ...] | None:
         answers = self.evidence.answers
         return answers.bullets if answers is not None else None
+
+    @cached_property
+    def names(self) -> dict[str, str]:
+        """Each depth-1 child's id and the worker name it holds (or held, if deleted)."""
+        return {edge.spawn.child_id: edge.name for edge in self.depth1}
+
+    @cached_property
+    def unlanded(self) -> tuple[Unlanded, ...]:
+        """An edit fixture's shards whose change is not in the final tree."""
+        return check_landed(self.manifest, self.evidence.tree, self.evidence.writes, self.names)
 
     @property
     def header_id(self) -> str | None:
@@ -97,8 +110,13 @@ class Criterion:
 
 def judge_coverage(ctx: ScoringContext) -> Judgement:
     result = check_coverage(ctx.bullets, ctx.manifest.shards)
-    details = {"missing_shards": result.missing_shards, "wrong_answers": result.wrong_answers}
-    if result.passed:
+    details: dict[str, object] = {
+        "missing_shards": result.missing_shards,
+        "wrong_answers": result.wrong_answers,
+    }
+    if ctx.manifest.kind == "edit":
+        details["unlanded_shards"] = [u.to_dict() for u in ctx.unlanded]
+    if result.passed and not ctx.unlanded:
         return Judgement(True, details=details)
     reasons = []
     if ctx.evidence.answers is None:
@@ -110,7 +128,11 @@ def judge_coverage(ctx: ScoringContext) -> Judgement:
         reasons.append(f"{wrong.file} answered {got}, expected {wrong.expected!r}")
     if len(result.wrong_answers) > LISTED:
         reasons.append(f"+{len(result.wrong_answers) - LISTED} more wrong")
-    failing = (*result.missing_shards, *(w.file for w in result.wrong_answers))
+    reasons += [str(u) for u in ctx.unlanded[:LISTED]]
+    if len(ctx.unlanded) > LISTED:
+        reasons.append(f"+{len(ctx.unlanded) - LISTED} more changes not landed")
+    failed = (*result.missing_shards, *(w.file for w in result.wrong_answers))
+    failing = tuple(dict.fromkeys((*failed, *(u.file for u in ctx.unlanded))))
     if ctx.evidence.answers is None:
         signatures: tuple[str, ...] = ("artifact missing",)
     else:
@@ -118,6 +140,7 @@ def judge_coverage(ctx: ScoringContext) -> Judgement:
             *(f"{f} missing" for f in result.missing_shards),
             *(f"{w.file} wrong" for w in result.wrong_answers),
         )
+    signatures += tuple(dict.fromkeys(f"{u.file} {u.signature}" for u in ctx.unlanded))
     return Judgement(False, failing, "coverage: " + "; ".join(reasons), details, signatures)
 
 
@@ -195,22 +218,44 @@ def judge_provenance(ctx: ScoringContext) -> Judgement:
         ctx.evidence.parent_paths,
         ctx.header_id,
     )
-    untraced = tuple(shard.file for shard in result.untraced)
-    details = {"untraced_shards": untraced, "untraced_shard_details": result.untraced}
-    if result.passed:
+    edits = check_authorship(
+        ctx.manifest,
+        ctx.evidence.tree,
+        ctx.evidence.writes,
+        ctx.names,
+        {u.file for u in ctx.unlanded},
+    )
+    every = (*result.untraced, *edits)
+    untraced = tuple(dict.fromkeys(shard.file for shard in every))
+    details: dict[str, object] = {"untraced_shards": untraced, "untraced_shard_details": every}
+    if not every:
         return Judgement(True, details=details)
-    reasons = [f"{shard.file}: {shard.reason}" for shard in result.untraced[:LISTED]]
-    if len(result.untraced) > LISTED:
-        reasons.append(f"+{len(result.untraced) - LISTED} more untraced")
+    reasons = [f"{shard.file}: {shard.reason}" for shard in every[:LISTED]]
+    if len(every) > LISTED:
+        reasons.append(f"+{len(every) - LISTED} more untraced")
     signatures = tuple(f"{f} untraced" for f in untraced)
     return Judgement(False, untraced, "provenance: " + "; ".join(reasons), details, signatures)
+
+
+def judge_lanes(ctx: ScoringContext) -> Judgement:
+    violations = check_lanes(ctx.manifest, ctx.evidence.writes, ctx.names)
+    details = {"lane_violations": [v.to_dict() for v in violations]}
+    if not violations:
+        return Judgement(True, details=details)
+    reasons = [str(v) for v in violations[:LISTED]]
+    if len(violations) > LISTED:
+        reasons.append(f"+{len(violations) - LISTED} more")
+    failing = tuple(dict.fromkeys(v.writer for v in violations))
+    signatures = tuple(dict.fromkeys(f"{v.writer} left its lane" for v in violations))
+    return Judgement(False, failing, "lanes: " + "; ".join(reasons), details, signatures)
 
 
 #: The rubric, in report order. A run is resolved only when every criterion passes.
 CRITERIA: tuple[Criterion, ...] = (
     Criterion(
         "coverage",
-        "the artifact answers every shard, and every answer to it is right",
+        "the artifact answers every shard, and every answer to it is right; on an edit "
+        "fixture, each shard's hidden checks also pass on the final tree",
         judge_coverage,
     ),
     Criterion(
@@ -233,8 +278,15 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion(
         "provenance",
         "every answer was stated by the shard's own child, which shows real work in its "
-        "own session, in time order",
+        "own session, in time order; on an edit fixture, each shard's files were changed "
+        "by its own child alone",
         judge_provenance,
+    ),
+    Criterion(
+        "lanes",
+        "on an edit fixture, no child changed a file another shard owns (a read fixture "
+        "owns none: it passes)",
+        judge_lanes,
     ),
 )
 

@@ -124,9 +124,7 @@ class Manifest:
             if self.kind == "edit":
                 row["owns"] = list(s.owns)
                 row["checks"] = list(s.checks)
-                row["solution"] = [
-                    {"path": r.path, "old": r.old, "new": r.new} for r in s.solution
-                ]
+                row["solution"] = [{"path": r.path, "old": r.old, "new": r.new} for r in s.solution]
             shards.append(row)
         data: dict[str, Any] = {"name": self.name, "artifact": self.artifact, "shards": shards}
         if self.kind == "edit":
