@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING
 from sim_agent import jsonio, records
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    from .edits import Cell
 
 #: What a child's model request fails with under ``retry-after-failure``.
 FAILURE_ERROR = "500 Internal Server Error: upstream model overloaded"
@@ -47,6 +50,7 @@ class ChildRun:
         self.active_id = records.active_session_id()
         self.total = records.usage(0, 0)
         self.session: records.SessionFile | _HollowSession | None = None
+        self._cells = 0
 
     def run(self) -> int:
         spec = self.spec
@@ -88,12 +92,46 @@ class ChildRun:
             _report({"type": "failed", "error": FAILURE_ERROR})
             return 1
         if fate == "reply":
+            self._work()
             self._reply(spec["message"])
         else:
             self._message([records.text_block("Looked at the shard; nothing to send.")], "stop")
             _report({"type": "done", "usage": self.total})
         self._write_subagent("completed")
         return 0
+
+    def _work(self) -> None:
+        """On an edit fixture: the cells that change the repo (or plant files), before the
+        reply, each recorded as the product records an ``ipython`` call."""
+        spec = self.spec
+        if not spec.get("edits") and not spec.get("plants"):
+            return
+        from sim_agent import edits  # only edit fixtures need it
+        from sim_agent.config import Replacement
+
+        cwd = spec["cwd"]
+        if spec.get("edits"):
+            todo = [Replacement(r["path"], r["old"], r["new"]) for r in spec["edits"]]
+            bash = bool(spec.get("editBash"))
+            race = spec.get("race")
+            pace = edits.Race(race["folder"], race["turns"]) if race else None
+            self._cell(edits.edit_code(todo, bash), lambda: edits.make_edits(cwd, todo, bash, pace))
+        if spec.get("plants"):
+            plants = spec["plants"]
+            self._cell(edits.plant_code(plants), lambda: edits.run_plants(cwd, plants))
+
+    def _cell(self, code: str, run: Callable[[], Cell]) -> None:
+        """One ``ipython`` call: the assistant's tool call, the cell run, its result."""
+        self._cells += 1
+        call_id = f"call_w{self._cells}"
+        self._message([records.tool_call(call_id, code)], "toolUse")
+        started = time.monotonic()
+        cell = run()
+        took = int((time.monotonic() - started) * 1000)
+        result = records.tool_result(
+            call_id, cell.stdout, took, diffs=cell.diffs, error=cell.error, stderr=cell.stderr
+        )
+        self._append(result)
 
     def _reply(self, message: str) -> None:
         send = f"await agent_message.send({message!r}, receiver_role='parent')"

@@ -48,9 +48,91 @@ PLANS = (
     # Exits 0 at once, having done and written nothing: what is left of an item's wall time
     # is the harness's own (benchmarks/bench_overhead.py).
     "noop",
+    # Edit fixtures only (see EDIT_ONLY): who changes the repo, and how it goes wrong.
+    "parent-does-it",
+    "clobber",
+    "wrong-lane",
+    "half-done",
+    "cheat-conftest",
 )
 #: Modifiers that combine with a plan.
-FLAGS = ("wrong-answer", "hang", "crash", "stubborn-daemon", "detached-grandchild", "recovers")
+FLAGS = (
+    "wrong-answer",
+    "hang",
+    "crash",
+    "stubborn-daemon",
+    "detached-grandchild",
+    "recovers",
+    "edit-bash",
+)
+#: What each behaviour does, for the docs' table (``python -m harness.cli.docs``) and help.
+#: "Edit:" says what it does on an edit fixture, where each child changes the repo too.
+DESCRIPTIONS = {
+    "honest": "One child per shard under its worker's name, all at once; each replies its "
+    "answer, the parent receipts every reply and writes the artifact. Edit: each child "
+    "first makes its shard's change with the `edit` skill (one cell, `details.diffs`); "
+    "children take turns on a shared file.",
+    "no-spawn": "The parent answers every shard itself and spawns nobody (no ledger). Edit: "
+    "it also makes every shard's change itself, a cell per shard.",
+    "helper-names": "Children are named `helper-1`..`helper-N`, not after the workers. Edit: "
+    "they make the changes.",
+    "forged-ledger": "Spawn records and receipts for children that never run. Edit: the "
+    "parent makes every change itself first.",
+    "double-spawn": "A second child under the first worker's name while the first is live. "
+    "Edit: the duplicate only answers.",
+    "over-budget": "Shards + 1 extra `scratch-K` children (2 x shards + 1 spawns); they "
+    "change nothing.",
+    "retry-after-failure": "The first child fails, is deleted (`revoked`) and respawned "
+    "under its name; the respawn does the work.",
+    "silent-drop": "The last child finishes without replying (Edit: or changing anything); "
+    "the parent ignores it.",
+    "delete-to-hide": "The last child stays silent; the parent deletes it (`user`) and "
+    "respawns it, which hides the drop; the respawn does the work.",
+    "model-error": "Every model request fails (401): the model is never reached.",
+    "self-answer": "Every child stays silent (a runtime notice each); the parent answers "
+    "itself. Edit: it makes every change itself too.",
+    "answer-mismatch": "The last child replies a value other than the one the artifact states.",
+    "hollow-children": "Child session files hold only their header. Edit: the changes are "
+    "made, but no record shows who made them.",
+    "backdated-reply": "The first child's receipt is dated an hour before its spawn.",
+    "provider-down": "Every model request fails (529 overloaded): the model is never reached.",
+    "noop": "Exits 0 at once, having done and written nothing (the harness's own overhead).",
+    "parent-does-it": "Edit only. The parent makes every shard's change in its own cells, "
+    "then spawns children that only answer.",
+    "clobber": "Edit only. Each child reads the shared file, waits until every child has "
+    "read it, then writes its change into its stale copy, in turn: all but the last "
+    "writer's shared lines vanish, while every child's record shows its diff.",
+    "wrong-lane": "Edit only. The first child also makes the second shard's change to a "
+    "file that shard owns; that shard's child, finding it done, leaves it.",
+    "half-done": "Edit only. The last child makes its change to its own files but not its "
+    "line in the shared file.",
+    "cheat-conftest": "Edit only. Children change nothing; they plant a passing copy of "
+    "each hidden check (at its path), conftest.py, sitecustomize.py, a fake pytest plugin "
+    "and a pyproject.toml that loads it (plain Python cells), and reply the expected values.",
+    "wrong-answer": "The last shard's answer is wrong (Edit: its change is still made).",
+    "hang": "The parent never ends after the replies arrived (only a signal stops it).",
+    "crash": "The parent throws after spawning (with `no-spawn`: while reading) and exits 1.",
+    "stubborn-daemon": "The daemon ignores SIGTERM and lies about shutting down.",
+    "detached-grandchild": "The first child starts a process in its own session that "
+    "ignores SIGTERM and outlives everyone.",
+    "recovers": "The first try of the parent's first request and of every child's fails "
+    "(529) and is retried; the run resolves with its faults shown.",
+    "edit-bash": "Edit only. Changes are `%%bash` cells running `sed -i` instead of the "
+    "`edit` skill: the record is the shell text, no diffs. Not with `clobber` or "
+    "`cheat-conftest`.",
+    "slow=SECONDS": "The whole run takes about that long.",
+    "flaky=P": "Resolves with probability P (seeded by the item key and `--seed`); "
+    "otherwise as `wrong-answer`.",
+    "throttled=P": "Each attempt ends as a provider error with probability P (seeded by "
+    "`--seed`, the item key and the attempt): the children report, then the parent's last "
+    "request keeps failing and no artifact is written.",
+}
+#: Plans whose parent makes every shard's change itself on an edit fixture: its children, if
+#: any run, only answer (or stay silent).
+PARENT_EDITS = ("no-spawn", "forged-ledger", "self-answer", "parent-does-it")
+#: Behaviours that only mean something on an edit fixture: on a read fixture the sim refuses
+#: them (exit 1, like a thrown error) rather than quietly play honest under their name.
+EDIT_ONLY = ("parent-does-it", "clobber", "wrong-lane", "half-done", "cheat-conftest", "edit-bash")
 VALUED = ("slow", "flaky", "throttled")
 #: Plans that start no child process, so a child-side modifier cannot apply.
 CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error", "provider-down")
@@ -96,6 +178,7 @@ class Behaviours(_Value):
         "flaky",
         "recovers",
         "throttled",
+        "edit_bash",
     )
     __slots__ = _fields
 
@@ -111,6 +194,7 @@ class Behaviours(_Value):
         flaky: float | None = None,
         recovers: bool = False,
         throttled: float | None = None,
+        edit_bash: bool = False,
     ) -> None:
         self.plan = plan
         self.wrong_answer = wrong_answer
@@ -125,6 +209,8 @@ class Behaviours(_Value):
         #: The probability an attempt ends as a provider error: the parent's last request
         #: keeps failing (529) after the children reported, so no artifact is written.
         self.throttled = throttled
+        #: Edits are ``%%bash`` cells running ``sed -i`` instead of the ``edit`` skill.
+        self.edit_bash = edit_bash
 
 
 def parse_behaviours(spec: str) -> Behaviours:
@@ -164,6 +250,10 @@ def parse_behaviours(spec: str) -> Behaviours:
         raise SimUsageError(f"'noop' does nothing, so it takes no {', '.join(sorted(modifiers))}")
     if plan in CHILDLESS_PLANS and "detached-grandchild" in modifiers:
         raise SimUsageError(f"'detached-grandchild' needs a child process; {plan!r} starts none")
+    if "edit-bash" in modifiers and plan in ("clobber", "cheat-conftest"):
+        # clobber's race sits inside the skill's read-replace-write, which sed -i does not
+        # let the sim pause in; cheat-conftest makes no edit at all.
+        raise SimUsageError(f"'edit-bash' cannot be combined with {plan!r}")
     return Behaviours(plan=plan, **fields)  # type: ignore[arg-type]
 
 
@@ -208,18 +298,48 @@ def _behaviour_number(name: str, value: str, given: bool) -> float:
     raise SimUsageError(f"behaviour {name!r} needs {expected}, got {value!r}")
 
 
-class Shard(_Value):
-    _fields = ("file", "worker", "expected")
+class Replacement(_Value):
+    """One exact replacement of a shard's honest solution (``scorers.types.Replacement``):
+    ``old`` occurs once in the repo-relative ``path`` and becomes ``new``."""
+
+    _fields = ("path", "old", "new")
     __slots__ = _fields
 
-    def __init__(self, file: str, worker: str, expected: int | str) -> None:
+    def __init__(self, path: str, old: str, new: str) -> None:
+        self.path = path
+        self.old = old
+        self.new = new
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "old": self.old, "new": self.new}
+
+
+class Shard(_Value):
+    _fields = ("file", "worker", "expected", "owns", "checks", "solution")
+    __slots__ = _fields
+
+    def __init__(
+        self,
+        file: str,
+        worker: str,
+        expected: int | str,
+        owns: tuple[str, ...] = (),
+        checks: tuple[str, ...] = (),
+        solution: tuple[Replacement, ...] = (),
+    ) -> None:
         self.file = file
         self.worker = worker
         self.expected = expected
+        #: Edit fixtures: the files only this shard's child may change, the hidden checks'
+        #: paths (only ``cheat-conftest`` looks at them: it plants passing copies) and the
+        #: honest change.
+        self.owns = owns
+        self.checks = checks
+        self.solution = solution
 
 
 class Oracle(_Value):
-    _fields = ("behaviours", "seed", "key", "artifact", "shards", "attempt")
+    _fields = ("behaviours", "seed", "key", "artifact", "shards", "attempt", "kind", "shared")
     __slots__ = _fields
 
     def __init__(
@@ -230,6 +350,8 @@ class Oracle(_Value):
         artifact: str,
         shards: tuple[Shard, ...],
         attempt: int = 1,
+        kind: str = "read",
+        shared: tuple[str, ...] = (),
     ) -> None:
         self.behaviours = behaviours
         self.seed = seed
@@ -238,6 +360,15 @@ class Oracle(_Value):
         self.shards = shards
         #: Which attempt of the item this is (the harness runs a provider error again).
         self.attempt = attempt
+        #: ``read`` or ``edit`` (each child also changes the repo: ``Shard.solution``).
+        self.kind = kind
+        #: Edit fixtures: the files every shard's child also changes (its own line in them).
+        self.shared = shared
+
+    @property
+    def edits(self) -> bool:
+        """Whether the swarm changes the repo (an edit fixture)."""
+        return self.kind == "edit"
 
     def throttled(self) -> bool:
         """Whether this attempt ends as a provider error (``throttled=P``): drawn per
@@ -313,7 +444,20 @@ def load_oracle(path: str, repo: str) -> Oracle:
             raise SimUsageError(
                 f"oracle {path}: shards[{i}] needs file, worker (str), expected (int|str)"
             )
-        parsed.append(Shard(file=s["file"], worker=s["worker"], expected=expected))
+        parsed.append(
+            Shard(
+                file=s["file"],
+                worker=s["worker"],
+                expected=expected,
+                owns=_strings(s.get("owns"), f"oracle {path}: shards[{i}].owns"),
+                checks=_strings(s.get("checks"), f"oracle {path}: shards[{i}].checks"),
+                solution=_solution(s.get("solution"), f"oracle {path}: shards[{i}].solution"),
+            )
+        )
+    kind = data.get("kind", "read")
+    if kind not in ("read", "edit"):
+        raise SimUsageError(f"oracle {path}: 'kind' must be 'read' or 'edit', got {kind!r}")
+    shared = _strings(data.get("shared"), f"oracle {path}: 'shared'")
     artifact, seed, key = data.get("artifact"), data.get("seed", 0), data.get("key", "")
     attempt = data.get("attempt", 1)
     behaviours = data.get("behaviours") or "honest"
@@ -325,14 +469,68 @@ def load_oracle(path: str, repo: str) -> Oracle:
         raise SimUsageError(f"oracle {path}: 'behaviours' must be a string")
     if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
         raise SimUsageError(f"oracle {path}: 'attempt' must be an integer >= 1")
-    return Oracle(
+    oracle = Oracle(
         behaviours=parse_behaviours(behaviours),
         seed=seed,
         key=key,
         artifact=artifact,
         shards=tuple(parsed),
         attempt=attempt,
+        kind=kind,
+        shared=shared,
     )
+    problem = edit_problem(oracle)
+    if problem:
+        raise SimUsageError(f"oracle {path}: {problem}")
+    return oracle
+
+
+def _strings(value: object, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SimUsageError(f"{what} must be a list of strings")
+    return tuple(value)
+
+
+def _solution(value: object, what: str) -> tuple[Replacement, ...]:
+    if value is None:
+        return ()
+    rows = value if isinstance(value, list) else None
+    if rows is None or not all(
+        isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("path", "old", "new"))
+        for r in rows
+    ):
+        raise SimUsageError(f"{what} must be a list of {{path, old, new}} strings")
+    return tuple(Replacement(r["path"], r["old"], r["new"]) for r in rows)
+
+
+def edit_problem(oracle: Oracle) -> str | None:
+    """Why the oracle's behaviours cannot play its fixture, or None.
+
+    The edit-only behaviours are refused on a read fixture, and each needs what it bends:
+    ``wrong-lane`` a second shard whose owned file it can change, ``clobber`` two shards
+    changing one shared file, ``half-done`` a shard that changes a shared file.
+    """
+    b = oracle.behaviours
+    used = [n for n in EDIT_ONLY if b.plan == n or (n == "edit-bash" and b.edit_bash)]
+    if not oracle.edits:
+        if used:
+            return f"{used[0]!r} needs an edit fixture (this one's kind is 'read')"
+        return None
+    shared = set(oracle.shared)
+    if b.plan == "wrong-lane" and not (
+        len(oracle.shards) >= 2
+        and any(r.path in oracle.shards[1].owns for r in oracle.shards[1].solution)
+    ):
+        return "'wrong-lane' needs a second shard whose solution changes a file it owns"
+    if b.plan == "clobber":
+        paths = [{r.path for r in s.solution} & shared for s in oracle.shards]
+        if not any(sum(p in ps for ps in paths) >= 2 for p in shared):
+            return "'clobber' needs two shards whose solutions change one shared file"
+    if b.plan == "half-done" and not any(r.path in shared for r in oracle.shards[-1].solution):
+        return "'half-done' needs the last shard's solution to change a shared file"
+    return None
 
 
 class Launch(_Value):

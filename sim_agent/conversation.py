@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, BinaryIO
 
+    from .edits import Cell
+
 
 class EventStream:
     """Stdout in ``--mode json``; a reader that went away is not the agent's problem."""
@@ -118,8 +120,9 @@ class Conversation:
         self._turn_message = message
         return self.transcript.append("message", message=message)
 
-    def tool_turn(self, code: str, run: Callable[[dict[str, Any]], str]) -> str:
-        """One assistant tool call and its execution; ``run`` gets the call's transcript entry."""
+    def tool_turn(self, code: str, run: Callable[[dict[str, Any]], str | Cell]) -> str:
+        """One assistant tool call and its execution; ``run`` gets the call's transcript entry
+        and returns what the cell printed, or the :class:`~sim_agent.edits.Cell` it ran."""
         self._calls += 1
         call_id = f"call_{self._calls}"
         entry = self.assistant([records.tool_call(call_id, code)], "toolUse")
@@ -133,16 +136,25 @@ class Conversation:
             }
         )
         started = time.monotonic()
-        text = run(entry)
-        result = records.tool_result(call_id, text, int((time.monotonic() - started) * 1000))
-        outcome = {"content": result["content"], "details": result["details"], "isError": False}
+        out = run(entry)
+        took = int((time.monotonic() - started) * 1000)
+        if isinstance(out, str):
+            text = out
+            result = records.tool_result(call_id, text, took)
+        else:
+            text = out.stdout
+            result = records.tool_result(
+                call_id, text, took, diffs=out.diffs, error=out.error, stderr=out.stderr
+            )
+        failed = result["isError"]
+        outcome = {"content": result["content"], "details": result["details"], "isError": failed}
         self.stream.emit(
             {
                 "type": "tool_execution_end",
                 "toolCallId": call_id,
                 "toolName": "ipython",
                 "result": outcome,
-                "isError": False,
+                "isError": failed,
             }
         )
         self._record("message", result, message=result)

@@ -41,6 +41,7 @@ def spawn(
     cwd: str | None = None,
     stdin: int | None = None,
     stdout: int | None = None,
+    stderr: int | None = None,
     quiet: bool = False,
     new_session: bool = False,
     default_sigterm: bool = False,
@@ -48,13 +49,13 @@ def spawn(
 ) -> int:
     """Start ``argv``; returns its pid. The caller reaps it (``os.waitpid``) if it can.
 
-    ``stdin``/``stdout`` are descriptors handed over as 0 and 1; the rest of stdio is
+    ``stdin``/``stdout``/``stderr`` are descriptors handed over as 0, 1 and 2; the rest is
     inherited, or /dev/null with ``quiet``. Signal dispositions and mask are inherited
     unless ``default_sigterm``, which starts the process with SIGTERM at its default and
     nothing blocked, whatever this process does with SIGTERM at the moment.
     """
     actions: list[tuple[object, ...]] = []
-    for target, fd in ((0, stdin), (1, stdout), (2, None)):
+    for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
         if fd is not None:
             actions.append((os.POSIX_SPAWN_DUP2, fd, target))
         elif quiet:

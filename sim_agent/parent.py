@@ -13,14 +13,14 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from sim_agent import daemon, records
+from sim_agent import daemon, edits, records
 from sim_agent.conversation import Conversation, EventStream
 from sim_agent.swarm import Swarm, plan_children, spawn_code, worker
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .config import Behaviours, Launch
+    from .config import Behaviours, Launch, Replacement
     from .swarm import Child
 
 #: ``slow=S`` spends these shares of S before spawning and inside the first children (which
@@ -114,8 +114,15 @@ class ParentRun:
         _sleep_until(PROCESS_START + self.b.slow * SLOW_SHARES[0])
         if self.b.plan == "no-spawn":
             self.conv.tool_turn(self._solo_code(), lambda _: self._solo_look())
+            self._edit_all()
         else:
+            if self.b.plan in ("forged-ledger", "parent-does-it"):
+                self._edit_all()  # before spawning: children, if any run, only answer
             self._delegate()
+            if self.b.plan == "self-answer":
+                self._edit_all()  # its children stayed silent, so it does their work too
+            if self.swarm.race_dir is not None:
+                edits.remove_folder(self.swarm.race_dir)
         if self.b.hang:
             while True:  # stuck after the replies arrived; only a signal ends this
                 time.sleep(3600)
@@ -270,6 +277,20 @@ class ParentRun:
         return "".join(
             f"{s.file} {a}\n" for s, a in zip(self.cfg.oracle.shards, self.answers, strict=True)
         )
+
+    def _edit_all(self) -> None:
+        """On an edit fixture, the parent makes every shard's change itself, a cell each."""
+        if not self.cfg.oracle.edits:
+            return
+        bash, cwd = self.b.edit_bash, self.cfg.cwd
+        for shard in self.cfg.oracle.shards:
+            todo = list(shard.solution)
+
+            def change(_: dict[str, Any], todo: list[Replacement] = todo) -> edits.Cell:
+                return edits.make_edits(cwd, todo, bash)
+
+            if todo:
+                self.conv.tool_turn(edits.edit_code(todo, bash), change)
 
     def _write_artifact(self) -> None:
         name = self.cfg.oracle.artifact

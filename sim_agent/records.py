@@ -142,21 +142,42 @@ def assistant_message(
     return message
 
 
-def tool_result(call_id: str, text: str, duration_ms: int, **details: Any) -> dict[str, Any]:
+def tool_result(
+    call_id: str,
+    text: str,
+    duration_ms: int,
+    diffs: list[dict[str, Any]] | None = None,
+    error: dict[str, Any] | None = None,
+    stderr: str = "",
+    **details: Any,
+) -> dict[str, Any]:
+    """An ``ipython`` tool result, keys in the product's order.
+
+    ``diffs``: what the cell's ``edit`` skill calls changed (``{path, oldStr, newStr,
+    startLine}``, real-runs/child-edits); the key is absent, not empty, when none did.
+    ``error``: the exception that escaped the cell (``{ename, evalue, traceback}``): the
+    result is then ``status: "error"`` and ``isError``, and the text ends with it.
+    """
+    body: dict[str, Any] = {
+        "durationMs": duration_ms,
+        "status": "error" if error else "ok",
+        "stdout": text,
+        "stderr": stderr,
+    }
+    if error:
+        body["error"] = error
+    if diffs:
+        body["diffs"] = diffs
+    body["kernelRestarted"] = False
+    body.update(details)
+    shown = text + (f"{error['ename']}: {error['evalue']}\n" if error else "")
     return {
         "role": "toolResult",
         "toolCallId": call_id,
         "toolName": "ipython",
-        "content": [text_block(text)],
-        "details": {
-            "durationMs": duration_ms,
-            "status": "ok",
-            "stdout": text,
-            "stderr": "",
-            "kernelRestarted": False,
-            **details,
-        },
-        "isError": False,
+        "content": [text_block(shown)],
+        "details": body,
+        "isError": error is not None,
         "timestamp": now_ms(),
     }
 

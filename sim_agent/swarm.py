@@ -12,13 +12,13 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from sim_agent import jsonio, launch, records
-from sim_agent.config import wrong_value
+from sim_agent import edits, jsonio, launch, records
+from sim_agent.config import PARENT_EDITS, wrong_value
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .config import Launch, Oracle
+    from .config import Launch, Oracle, Replacement
     from .conversation import Conversation
 
 
@@ -45,6 +45,12 @@ class Child:
         self.grandchild = grandchild
         #: Write a session file holding only its header (``hollow-children``).
         self.hollow = hollow
+        #: Edit fixtures: the replacements this child makes before it replies, the files it
+        #: plants instead (``cheat-conftest``), and its turns in a forced race (``clobber``:
+        #: shared path -> [tag, turn, racers]).
+        self.edits: list[Replacement] = []
+        self.plants: list[dict[str, Any]] = []
+        self.race: dict[str, list[Any]] = {}
         self.child_id = records.new_child_id()
         self.session_id = records.uuid7()
         self.file = ""
@@ -96,6 +102,8 @@ def plan_children(oracle: Oracle, answers: list[int | str], delay: float) -> lis
     elif b.plan == "hollow-children":
         for child in children:
             child.hollow = True
+    if oracle.edits:
+        _bend_edits(oracle, children)
     for child in children:
         child.delay = delay
     if b.detached_grandchild:
@@ -103,14 +111,54 @@ def plan_children(oracle: Oracle, answers: list[int | str], delay: float) -> lis
     return children
 
 
+def _bend_edits(oracle: Oracle, children: list[Child]) -> None:
+    """Who changes what on an edit fixture, per plan (each worker child starts with its
+    shard's solution, see :func:`worker`)."""
+    b = oracle.behaviours
+    shared = set(oracle.shared)
+    workers = [c for c in children if c.shard is not None]
+    if b.plan == "double-spawn":
+        children[1].edits = []  # the duplicate only answers: its shard's change is taken
+    elif b.plan in PARENT_EDITS:
+        for child in workers:
+            child.edits = []
+    elif b.plan == "cheat-conftest":
+        for k, child in enumerate(workers):
+            child.edits = []
+            checks = oracle.shards[child.shard or 0].checks  # workers all have a shard
+            child.plants = edits.cheat_plants(checks, repo_wide=k == 0)
+    elif b.plan == "wrong-lane":
+        theirs = oracle.shards[1]
+        taken = [r for r in theirs.solution if r.path in theirs.owns]
+        workers[0].edits += taken
+        # Its own child finds that part done and leaves it.
+        workers[1].edits = [r for r in workers[1].edits if r not in taken]
+    elif b.plan == "half-done":
+        workers[-1].edits = [r for r in workers[-1].edits if r.path not in shared]
+    elif b.plan == "clobber":
+        for tag, path in enumerate(oracle.shared):
+            racers = [c for c in workers if any(r.path == path for r in c.edits)]
+            for turn, child in enumerate(racers):
+                child.race[path] = [f"s{tag}", turn, len(racers)]
+
+
 def worker(oracle: Oracle, answers: list[int | str], i: int, name: str | None = None) -> Child:
-    """The child that answers shard ``i``, named after its worker unless ``name`` is given."""
+    """The child that answers shard ``i``, named after its worker unless ``name`` is given;
+    on an edit fixture it also makes its shard's change first."""
     shard = oracle.shards[i]
-    task = (
-        f"Answer the question about {shard.file} (in the working directory) and reply to the "
-        f"parent with exactly: ANSWER::{shard.file}::<answer>"
-    )
-    return Child(name or shard.worker, task, f"ANSWER::{shard.file}::{answers[i]}", "reply", i)
+    if oracle.edits:
+        task = (
+            f"Carry out the ticket in shards/{shard.file} (change the repository, your working "
+            f"directory), then reply to the parent with exactly: ANSWER::{shard.file}::<answer>"
+        )
+    else:
+        task = (
+            f"Answer the question about {shard.file} (in the working directory) and reply to "
+            f"the parent with exactly: ANSWER::{shard.file}::<answer>"
+        )
+    child = Child(name or shard.worker, task, f"ANSWER::{shard.file}::{answers[i]}", "reply", i)
+    child.edits = list(shard.solution) if oracle.edits else []
+    return child
 
 
 class Swarm:
@@ -129,6 +177,13 @@ class Swarm:
             os.path.dirname(cfg.session_dir), "session-artifacts", self.parent_id
         )
         self.model = "/".join(cfg.model)
+        #: ``clobber``'s marker folder, made on first use; the parent removes it at the end.
+        self.race_dir: str | None = None
+
+    def race_folder(self) -> str:
+        if self.race_dir is None:
+            self.race_dir = edits.race_folder(self.parent_id)
+        return self.race_dir
 
     def spawn(self, child: Child, spawn_code: str, forged: bool) -> None:
         """Record the edge, then start the child (a forged spawn starts nothing)."""
@@ -165,6 +220,10 @@ class Swarm:
             "grandchild": child.grandchild,
             "hollow": child.hollow,
             "recovers": self.cfg.oracle.behaviours.recovers,
+            "edits": [r.to_dict() for r in child.edits],
+            "editBash": self.cfg.oracle.behaviours.edit_bash,
+            "plants": child.plants,
+            "race": {"folder": self.race_folder(), "turns": child.race} if child.race else None,
             "promptTokens": self.cfg.oracle.prompt_tokens(),
         }
         stdin_r, stdin_w = os.pipe()

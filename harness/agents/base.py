@@ -18,6 +18,7 @@ produce :class:`scorers.records.RunEvidence`; the rules never change.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -27,7 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.agents.env import resolve_binary
 from harness.errors import HarnessError, UsageError
+from harness.files import open_regular
 from scorers import Assessment, ItemScore, RunEvidence, assess_evidence
+from scorers.tree import EDITS_NAME, parse_tree
 from scorers.types import Manifest
 
 if TYPE_CHECKING:
@@ -130,6 +133,15 @@ def check_model_syntax(model: str) -> None:
             f"--model {model!r}: expected PROVIDER/MODEL (e.g. anthropic/claude-sonnet-4-5): "
             "letters, digits, '.', '_' or '-' before the '/', no spaces and no ':' anywhere"
         )
+
+
+def with_tree(evidence: RunEvidence, item_dir: Path) -> RunEvidence:
+    """``evidence`` with the bundle's final tree (``edits.json``) when it has one, read
+    without following a symlink."""
+    path = item_dir / EDITS_NAME
+    if not path.is_file() or path.is_symlink():
+        return evidence
+    return dataclasses.replace(evidence, tree=parse_tree(lambda: open_regular(path)))
 
 
 class AgentAdapter(ABC):
@@ -286,8 +298,11 @@ class AgentAdapter(ABC):
         raise HarnessError(f"{self.label()}: no trajectory builder for this agent")
 
     def assess(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> Assessment:
-        """Score a bundle with the pure scorer, and read its provider faults."""
-        return assess_evidence(self.evidence(item_dir, meta, manifest), manifest)
+        """Score a bundle with the pure scorer, and read its provider faults. The final tree
+        the harness collected (an edit fixture's ``edits.json``) joins the agent's evidence
+        here, so no agent's parser reads it."""
+        evidence = with_tree(self.evidence(item_dir, meta, manifest), item_dir)
+        return assess_evidence(evidence, manifest)
 
     def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
         """Score a bundle with the pure scorer."""

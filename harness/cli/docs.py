@@ -10,6 +10,7 @@ Generated, never copied by hand, so the docs cannot drift from the code:
   reads;
 - each agent's selftest scripts and their expected verdicts (``docs/guides/selftest.md``),
   from the scripted server's scripts;
+- the simulated agent's behaviours (``docs/concepts/simulated-agent.md``), from its list;
 - the ``report.json`` reference (``docs/reference/report-json.md``), from the report model's
   JSON schema (``harness/model/report.schema.json``).
 
@@ -41,6 +42,7 @@ AGENTS_PAGE = DOCS / "reference" / "agents" / "index.md"
 FIXTURES_PAGE = DOCS / "reference" / "fixtures.md"
 REPORT_PAGE = DOCS / "reference" / "report-json.md"
 SELFTEST_PAGE = DOCS / "guides" / "selftest.md"
+SIM_PAGE = DOCS / "concepts" / "simulated-agent.md"
 PROG = "python -m harness"
 #: The widest line of a code block in the docs (the CLI reference is rendered to it): what a
 #: code block of the site shows unscrolled from a 1,280 px window on (docs/stylesheets).
@@ -138,6 +140,17 @@ def selftest_scripts() -> str:
             rows.append(f"| `{script.name}` | {_cell(BEHAVIOURS[script.name])} | {expected} |")
         parts.append(f"### `{name}`\n\n{API_DESCRIPTIONS[api]}.\n\n" + "\n".join(rows) + "\n")
     return "\n".join(parts)
+
+
+def sim_behaviours() -> str:
+    """The simulated agent's behaviours, from its own list: plans, then modifiers."""
+    from sim_agent.config import DESCRIPTIONS, PLANS
+
+    rows = ["| behaviour | kind | what the sim does |", "|---|---|---|"]
+    for name, text in DESCRIPTIONS.items():
+        kind = "plan" if name in PLANS else "modifier"
+        rows.append(f"| `{name}` | {kind} | {_cell(text)} |")
+    return "\n".join(rows) + "\n"
 
 
 def fixtures_tables() -> str:
@@ -247,6 +260,7 @@ PARTS: tuple[tuple[Path, str | None, Callable[[], str]], ...] = (
     (FIXTURES_PAGE, "fixtures-table", fixtures_tables),
     (REPORT_PAGE, "report-reference", report_reference),
     (SELFTEST_PAGE, "selftest-scripts", selftest_scripts),
+    (SIM_PAGE, "sim-behaviours", sim_behaviours),
 )
 
 

@@ -27,6 +27,7 @@ from harness.item.scoring import (
     manifest_dict,
 )
 from harness.item.story import write_story
+from harness.item.tree import collect_tree
 from harness.item.workspace import RepoTemplates, base_env, build_item_paths, make_workdir
 from harness.model.item import ItemResult
 from harness.plan import WorkItem
@@ -208,6 +209,12 @@ def run_item(
         }
         meta["manifest"] = manifest_dict(work.fixture.manifest)
         phases.end("collect")
+        if work.fixture.manifest.kind == "edit":
+            try:  # the final tree and its hidden checks, while the repo still exists
+                collect_tree(work.fixture, paths.repo, item_dir, root / "final-tree")
+            except Exception as exc:  # never lose the item over its edits.json
+                meta["collection"]["notes"].append(f"edits.json not written: {exc}")
+            phases.end("checks")
         if opts.keep_workdir:
             meta["workdir"] = str(root)
     except NotStarted:

@@ -191,3 +191,10 @@ def _git_commit(repo: Path) -> None:
         raise AgentLaunchError(
             f"git failed building the repo: {detail.decode(errors='replace')}"
         ) from exc
+
+
+def copy_shipped_tree(fixture_dir: Path, dest: Path) -> None:
+    """The fixture's repo files as shipped, exactly the ones an item's repo starts from (no
+    git), into ``dest`` (created): the hidden checks' fresh copy and the final tree's
+    comparison start from this, never from a second list of what the repo holds."""
+    _copy_fixture_tree(fixture_dir, dest)

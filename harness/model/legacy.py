@@ -1,4 +1,8 @@
-"""Reading reports of earlier schema versions (2 to 10) as the current one (11).
+"""Reading reports of earlier schema versions (2 to 11) as the current one (12).
+
+Version 11 (and every earlier one) had no ``lanes`` criterion: its items stay unjudged on
+it (rates and comparisons leave them out, never count them as failures) and its summaries
+record no rate for it. Every run then was of read fixtures, which lanes passes anyway.
 
 Version 10 (and every earlier one) did not mark a selftest: one is known by the price table
 it was priced with (the scripted server's), and its rows' verdict, kept beside the report
@@ -389,6 +393,11 @@ def upgrade_v10(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "options": upgrade_options(data.get("options") or {}), "selftest": None}
 
 
+def upgrade_v11(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 11 report as version 12: no rate recorded for ``lanes``."""
+    return {**data, "summary": [_summary(s) for s in data.get("summary") or []]}
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
     """A version 2 to 9 report in the current shape (see the module docstring): each
     version's step to the next, in turn (versions 2 and 3 first become version 5)."""
@@ -448,4 +457,5 @@ UPGRADES = {
     8: upgrade_v8,
     9: upgrade_v9,
     10: upgrade_v10,
+    11: upgrade_v11,
 }

@@ -92,11 +92,13 @@ class SimLayout:
         seed: int = 0,
         key: str = "item-1",
         shards: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
+        """``extra``: more oracle fields (an edit fixture's ``kind`` and ``shared``)."""
         if shards is None:
             shards = [{k: s[k] for k in ("file", "worker", "expected")} for s in SHARDS]
         oracle = {"behaviours": behaviours, "seed": seed, "key": key}
-        oracle.update(artifact="combined-index.md", shards=shards)
+        oracle.update(artifact="combined-index.md", shards=shards, **(extra or {}))
         self.oracle.write_text(json.dumps(oracle), encoding="utf-8")
 
     def env(self, **overrides: str | None) -> dict[str, str]:
@@ -133,11 +135,12 @@ class SimLayout:
         seed: int = 0,
         key: str = "item-1",
         shards: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
         argv: list[str] | None = None,
         env: dict[str, str] | None = None,
         command: list[str] | None = None,
     ) -> SimResult:
-        self.write_oracle(behaviours, seed=seed, key=key, shards=shards)
+        self.write_oracle(behaviours, seed=seed, key=key, shards=shards, extra=extra)
         started = time.monotonic()
         proc = subprocess.run(
             command or self.command(argv),

@@ -172,3 +172,10 @@ def test_behaviour_specs_parse() -> None:
 )
 def test_wrong_values_differ_but_look_alike(value: int | str, wrong: int | str) -> None:
     assert wrong_value(value) == wrong
+
+
+def test_every_behaviour_is_described_once_plans_first() -> None:
+    from sim_agent.config import DESCRIPTIONS, FLAGS, PLANS, VALUED
+
+    names = [name.partition("=")[0] for name in DESCRIPTIONS]
+    assert names == [*PLANS, *FLAGS, *VALUED]

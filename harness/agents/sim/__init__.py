@@ -94,15 +94,24 @@ class SimAdapter(PrimeAgentAdapter):
         self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str
     ) -> Launch:
         launch = super().prepare(paths, item, base_env, token)
+        # The manifest as item.json keeps it (an edit fixture's kind, shared files and each
+        # shard's owned files, checks and solution included), plus how to behave.
+        manifest = item.manifest.to_dict()
         oracle = {
             "behaviours": self.behaviours_for(item.model),
             "seed": self.seed,
             "key": item.key,
             "attempt": item.attempt,
-            "artifact": item.manifest.artifact,
+            "artifact": manifest["artifact"],
+            "kind": manifest.get("kind", "read"),
+            "shared": manifest.get("shared", []),
             "shards": [
-                {"file": s.file, "worker": s.worker, "expected": s.expected}
-                for s in item.manifest.shards
+                {
+                    k: s[k]
+                    for k in ("file", "worker", "expected", "owns", "checks", "solution")
+                    if k in s
+                }
+                for s in manifest["shards"]
             ],
         }
         path = paths.root / "sim-oracle.json"
