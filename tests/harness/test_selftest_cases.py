@@ -11,7 +11,8 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.errors import UsageError
-from harness.selftest import cases_for, fixture_kinds, run_selftest, shared_cases
+from harness.selftest import EDIT_ONLY as EDIT
+from harness.selftest import READ_ONLY, cases_for, fixture_kinds, run_selftest, shared_cases
 from scripted_model import Oracle, ScriptedModelServer
 
 TINY = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
@@ -40,7 +41,8 @@ def edit_fixture(root: Path) -> Path:
         "checks": ["checks/test_alpha.py"],
         "solution": [{"path": "pkg/alpha.py", "old": "RATE = 0", "new": "RATE = 37"}],
     }
-    manifest = {"name": "edit-one", "artifact": "combined-index.md", "kind": "edit"}
+    manifest: dict[str, object] = {"name": "edit-one", "artifact": "combined-index.md"}
+    manifest["kind"] = "edit"
     manifest |= {"shared": [], "shards": [shard]}
     (path / "fixture.json").write_text(json.dumps(manifest))
     (path / "task.txt").write_text(
@@ -67,7 +69,7 @@ def test_a_script_is_judged_by_what_it_expects_on_the_rows_fixture_kind() -> Non
     """helper-names' children make their shards' changes on an edit fixture: files owned by
     worker-named shards, changed by children of other names, which fails lanes too."""
     prime = parse_agent("prime-agent", "unused")
-    common, cases = shared_cases([prime], ("read", "edit"))
+    common, cases = shared_cases([prime], READ_ONLY + EDIT)
     assert not set(EDIT_ONLY) & set(common)  # a mixed selftest plays every script on both
     label = prime.label()
     assert cases[label, "helper-names", "read"].expected_failing == ("delegation", "provenance")
@@ -77,7 +79,7 @@ def test_a_script_is_judged_by_what_it_expects_on_the_rows_fixture_kind() -> Non
         "lanes",
     )
     assert cases[label, "honest", "edit"] == cases[label, "honest", "read"]
-    common, cases = shared_cases([prime], ("edit",))
+    common, cases = shared_cases([prime], EDIT)
     assert set(EDIT_ONLY) <= set(common) and (label, "edit-parent", "edit") in cases
 
 

@@ -22,7 +22,10 @@ SHARDS = ("s00", "s01", "s02")
 WORKERS = tuple(f"worker-{s}" for s in SHARDS)
 
 
-def run(tmp_path: Path, behaviour: str) -> tuple[str, tuple[str, ...], list[tuple[str, str, str]]]:
+Writes = list[tuple[str, str, str]]
+
+
+def run(tmp_path: Path, behaviour: str) -> tuple[str, tuple[str, ...], Writes]:
     """The item's status, failed criteria and ``(writer, file, how)`` of every write but the
     artifact's, the writer a worker name or ``parent``."""
     fixture = make_edit_fixture(tmp_path / "fixtures")
@@ -47,7 +50,7 @@ def run(tmp_path: Path, behaviour: str) -> tuple[str, tuple[str, ...], list[tupl
     def who(write: FileWrite) -> str:
         return "parent" if write.child_id is None else names[write.child_id]
 
-    writes = [(who(w), w.path, w.how) for w in evidence.writes if w.path != "answers.md"]
+    writes: Writes = [(who(w), w.path, w.how) for w in evidence.writes if w.path != "answers.md"]
     return item.status, item.failed_criteria, writes
 
 
