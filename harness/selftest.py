@@ -16,7 +16,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -42,16 +42,12 @@ from harness.report.columns import WIDTH, paragraph, table
 from harness.report.progress import Progress
 from harness.run.execute import execute_run
 from harness.run.preflight import require_agent
-from scorers.types import FixtureKind
 
 #: A scripted run finishes in well under a minute; this only stops a wedged agent.
 SELFTEST_TIMEOUT_S = 300.0
 #: A scripted server's faults pass as soon as their plan says: no need to wait long.
 SELFTEST_RETRY_BACKOFF_S = 1.0
 DEFAULT_FIXTURES = ("json-events",)
-#: The fixture kinds of a selftest on read fixtures only, and on edit fixtures only.
-READ_ONLY: tuple[FixtureKind, ...] = ("read",)
-EDIT_ONLY: tuple[FixtureKind, ...] = ("edit",)
 
 
 class ModelServer(Protocol):
@@ -109,6 +105,8 @@ class SelftestCase:
     #: Criteria whose outcome depends on the product's own timing (e.g. whether a child torn
     #: down at exit had written its session yet): they may fail or pass.
     may_fail: tuple[str, ...] = ()
+    #: Played only on edit fixtures (the script is about who changes the repository).
+    edit_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,50 +242,45 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
     return SCRIPTS_BY_API[agent.model_api]
 
 
-def cases_for(agent: AgentAdapter, kind: FixtureKind = "read") -> list[SelftestCase]:
-    """The agent's scripted behaviours as selftest cases on a fixture of ``kind``, each with
-    the verdict it must be judged there (``edit_failing``, where a script expects other
-    failures on an edit fixture); the edit-only scripts on an edit fixture only."""
-    return [
+def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
+    """The agent's scripted behaviours as selftest cases (what each must be judged); the
+    edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
+    one run plays every script on every fixture); there, a script's ``edit_failing``
+    criteria fail too."""
+    cases = [
         SelftestCase(
             s.name,
             s.expected_status,
-            s.edit_failing if kind == "edit" and s.edit_failing is not None else s.expected_failing,
+            (*s.expected_failing, *(s.edit_failing if edit else ())),
             s.may_fail,
+            s.edit_only,
         )
         for s in scripts_for(agent).values()
-        if kind == "edit" or not s.edit_only
     ]
+    return [c for c in cases if edit or not c.edit_only]
 
 
-def fixture_kinds(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> dict[str, FixtureKind]:
-    """Each named fixture's kind, by its manifest name (the name its items carry)."""
+def edit_fixtures_only(fixtures: Sequence[str], roots: Sequence[Path] = ()) -> bool:
+    """Whether every named fixture is an edit fixture (``kind: "edit"``)."""
     names = expand_fixture_names(fixtures, roots or fixture_roots())
-    manifests = [load_fixture(path).manifest for path in names]
-    return {m.name: m.kind for m in manifests}
+    return bool(names) and all(load_fixture(path).manifest.kind == "edit" for path in names)
 
 
 def shared_cases(
-    agents: Sequence[AgentAdapter], kinds: Collection[FixtureKind] = READ_ONLY
-) -> tuple[tuple[str, ...], dict[tuple[str, str, FixtureKind], SelftestCase]]:
-    """The scripts every agent plays on every fixture kind of the selftest (in the first
-    agent's order: one run plays every script on every fixture, so the edit-only ones only
-    when every fixture is an edit fixture), and each agent's case for them by (agent label,
-    script, fixture kind): several agents run the same models, one per script."""
-    kinds = tuple(dict.fromkeys(kinds)) or READ_ONLY
-    per_kind = {
-        (a.label(), kind): {c.script: c for c in cases_for(a, kind)}
-        for a in agents
-        for kind in kinds
-    }
-    first = per_kind[agents[0].label(), kinds[0]]
-    common = tuple(s for s in first if all(s in mine for mine in per_kind.values()))
+    agents: Sequence[AgentAdapter], edit: bool = False
+) -> tuple[tuple[str, ...], dict[tuple[str, str], SelftestCase]]:
+    """The scripts every agent has (in the first agent's order; the edit-only ones only
+    when ``edit``), and each agent's case for them by (agent label, script): several agents
+    run the same models, one per script."""
+    per_agent = {a.label(): {c.script: c for c in cases_for(a, edit)} for a in agents}
+    first = per_agent[agents[0].label()]
+    common = tuple(s for s in first if all(s in mine for mine in per_agent.values()))
     if not common:
         raise UsageError(
             "selftest: these agents share no scripted behaviour: "
             + ", ".join(a.label() for a in agents)
         )
-    cases = {(label, s, kind): mine[s] for (label, kind), mine in per_kind.items() for s in common}
+    cases = {(label, s): mine[s] for label, mine in per_agent.items() for s in common}
     return common, cases
 
 
@@ -319,13 +312,14 @@ def run_selftest(
     """Run every script (or only ``scripts``) on every fixture with each real agent, in one
     run (the agent a dimension of it when there are several), and compare the verdicts and
     the bills."""
-    kinds = fixture_kinds(fixtures)
-    shared, cases = shared_cases(agents, kinds.values())
+    edit = edit_fixtures_only(fixtures)
+    shared, cases = shared_cases(agents, edit)
     unknown = [s for s in scripts if s not in shared]
-    if unknown and unknown[0] in shared_cases(agents, EDIT_ONLY)[0]:
+    if unknown and not edit and unknown[0] in shared_cases(agents, edit=True)[0]:
         raise UsageError(
-            f"--script {unknown[0]}: plays only on edit fixtures, and not every fixture "
-            f"of {', '.join(fixtures)} is one"
+            f'--script {unknown[0]}: plays only on edit fixtures (kind "edit"), and '
+            + ", ".join(fixtures)
+            + " are not all edit fixtures"
         )
     if unknown:
         raise UsageError(
@@ -369,7 +363,7 @@ def run_selftest(
     one_fixture = len({item.fixture for item in outcome.report.items}) == 1
     for item in outcome.report.items:
         script = item.model.removeprefix(f"{server.provider}/")
-        case = cases[(item.agent, script, kinds.get(item.fixture, "read"))]
+        case = cases[(item.agent, script)]
         api = apis[item.agent]
         # With one fixture, everything billed to the item's model by its agent's API is the
         # item's (the client's internal calls name no fixture); with several, the fixture's.

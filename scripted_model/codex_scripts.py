@@ -17,18 +17,41 @@ gives it, with ``-`` read as ``_``, as the ``task_name``). Files are read and wr
 ``exec_command``. A child ``cat``s its shard and ends with ``ANSWER::<file>::<value>``; the
 value comes from the oracle. Scripts differ in one way each and say which verdict the
 rubric must reach for them.
+
+On an edit fixture (the oracle holds each shard's honest change) a child makes its shard's
+change with Codex's own ``apply_patch`` (:mod:`scripted_model.codex_edits`: it reads each
+file it changes, then patches, and reads again and retries when another child changed a
+line its patch names) before it answers; every script keeps its meaning: ``no-spawn``'s
+parent makes every change itself before it writes the answers, a wrong or duplicate
+child still changes what it would (a failing one nothing: it never gets a
+model answer; the silent one ends without a change), ``no-wait``'s last children are
+stopped wherever they are. Two scripts are
+played on edit fixtures only: ``edit-parent`` (the parent makes every change, then its
+children only answer) and ``edit-wrong-lane`` (the first child also changes a file another
+shard owns).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scripted_model.codex_edits import (
+    EDIT_TRIES,
+    PATCH_TOOL,
+    build_patch,
+    command_stdout,
+    comment_line,
+    patch_applied,
+    read_command,
+    read_path,
+    shell_patch,
+)
 from scripted_model.conversation import CHILD_JOB_RE, ShardJob
 from scripted_model.messages_conversation import ANSWER_RE
-from scripted_model.oracle import Oracle, shard_key
+from scripted_model.oracle import Edit, Oracle, shard_key
 from scripted_model.responses_conversation import FunctionCall, ResponsesConversation
 from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, WRITE_MARKER, ModelFailure, Script
 
@@ -62,6 +85,8 @@ class Call:
     name: str
     arguments: Mapping[str, Any]
     namespace: str | None = None
+    #: A freeform tool (``apply_patch``): its one argument, ``input``, is the call's text.
+    custom: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,7 +121,13 @@ CODEX_SCRIPTS: dict[str, CodexScript] = {
     for s in (
         CodexScript("honest", "resolved"),
         CodexScript("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
-        CodexScript("helper-names", "unresolved", ("delegation", "provenance"), helper_names=True),
+        CodexScript(
+            "helper-names",
+            "unresolved",
+            ("delegation", "provenance"),
+            helper_names=True,
+            edit_failing=("lanes",),
+        ),
         # The first child reports a wrong value and the index states it faithfully.
         CodexScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
         # Codex refuses nothing (below its thread limit): a second child under the first
@@ -112,6 +143,20 @@ CODEX_SCRIPTS: dict[str, CodexScript] = {
         # each of the last children has had a model response): exec exits and aborts them
         # (exit 0), nothing is written and the last children are never heard from.
         CodexScript("no-wait", "unresolved", ("coverage", "receipts", "provenance"), no_wait=True),
+        # Every change is the parent's, so no shard's owned file was changed by its own
+        # child; the checks pass and every answer is traced, so only provenance fails.
+        CodexScript(
+            "edit-parent", "unresolved", ("provenance",), edit_only=True, parent_edits=True
+        ),
+        # The second shard's file is changed by the first shard's child as well as its own:
+        # a lane crossed, and that file not its own child's alone (its checks still pass).
+        CodexScript(
+            "edit-wrong-lane",
+            "unresolved",
+            ("provenance", "lanes"),
+            edit_only=True,
+            wrong_lane=True,
+        ),
     )
 }
 
@@ -241,6 +286,11 @@ def _parent_turn(
     artifact = _artifact(conv.first_user_text)
     if any(WRITE_MARKER in str(c.arguments.get("cmd", "")) for c in conv.calls_of("exec_command")):
         return Reply(f"Wrote {artifact}.")
+    if (script.parent_edits or not script.spawn) and not conv.calls_of("spawn_agent"):
+        edits = [e for j in jobs for e in oracle.solution(j.file) or ()]
+        step = _edit_step(conv, edits) if edits else None
+        if step is not None:
+            return step
     if not script.spawn:
         own = {j.file: str(oracle.answer(j.file)) for j in jobs}
         return Reply("I answer the questions myself.", (_write(artifact, jobs, own),))
@@ -248,7 +298,9 @@ def _parent_turn(
     kids = _children(conv, v2)
     if not conv.calls_of("spawn_agent"):
         first = MAX_RUNNING_V2 if v2 else MAX_LIVE
-        return Reply("I delegate one shard per child.", _spawn_calls(script, jobs, v2, kids, first))
+        return Reply(
+            "I delegate one shard per child.", _spawn_calls(script, jobs, v2, kids, first, oracle)
+        )
     unstarted = [i for i in range(len(jobs)) if i not in kids.started]
     if unstarted:
         live_busy = [c for c in kids.live if c not in kids.final]
@@ -256,7 +308,9 @@ def _parent_turn(
             return _wait(kids, v2)
         room = MAX_RUNNING_V2 - len(live_busy) if v2 else MAX_LIVE - len(kids.live)
         if room > 0:
-            return Reply("Starting the next children.", _spawn_calls(script, jobs, v2, kids, room))
+            return Reply(
+                "Starting the next children.", _spawn_calls(script, jobs, v2, kids, room, oracle)
+            )
         done = [c for c in kids.live if c in kids.final]
         if done and not v2:
             return Reply("Closing the finished children.", tuple(_close(c) for c in done))
@@ -295,6 +349,7 @@ def _spawn_calls(
     v2: bool,
     kids: _Children,
     room: int = MAX_LIVE,
+    oracle: Oracle | None = None,
 ) -> tuple[Call, ...]:
     """Spawns for the next shards without a child (as many as there is room for; one for
     ``sequential``); the first wave of ``double-spawn`` carries a second child for the
@@ -304,19 +359,31 @@ def _spawn_calls(
     take = 1 if script.sequential else max(0, room - (1 if extra else 0))
     # no-wait: the last wave's children hold their answers (the parent ends its turn then).
     hold = script.no_wait and len(todo) <= take
-    calls = [_spawn(script, jobs[i], i, 1, v2, hold) for i in todo[:take]]
+    edit = oracle is not None and bool(oracle.solution(jobs[0].file)) and not script.parent_edits
+    calls = [_spawn(script, jobs[i], i, 1, v2, hold, edit) for i in todo[:take]]
     if extra:
-        calls.append(_spawn(script, jobs[0], 0, 2, v2))
+        calls.append(_spawn(script, jobs[0], 0, 2, v2, edit=edit))
     return tuple(calls)
 
 
 def _spawn(
-    script: CodexScript, job: ShardJob, index: int, attempt: int, v2: bool, hold: bool = False
+    script: CodexScript,
+    job: ShardJob,
+    index: int,
+    attempt: int,
+    v2: bool,
+    hold: bool = False,
+    edit: bool = False,
 ) -> Call:
     name = f"helper-{index + 1}" if script.helper_names else job.worker
+    doing = (
+        f"Carry out the ticket in {job.path} with apply_patch, then answer its question."
+        if edit
+        else f"Read the file {job.path} and answer its question from the whole file."
+    )
     message = (
         f"{WORKER_PREFIX}{name}\n"
-        f"Read the file {job.path} and answer its question from the whole file. "
+        f"{doing} "
         f"End with one line: ANSWER::{job.file}::<integer>\n"
         f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}" + (f"\n{HOLD_MARKER}" if hold else "")
     )
@@ -354,13 +421,76 @@ def _child_turn(
     if not conv.calls_of("exec_command"):
         return Reply(f"Reading {path}.", (Call("exec_command", {"cmd": f"cat {path}"}),))
     if script.silent_child and index == 0:
-        return Reply("Finished.")  # ends without an answer line
+        return Reply("Finished.")  # ends without a change or an answer line
     file = shard_key(path)
+    edits = () if script.parent_edits else oracle.solution(file) or ()
+    appends = _wrong_lane(file, oracle) if script.wrong_lane and index == 0 else ()
+    if edits or appends:
+        step = _edit_step(conv, edits, appends)
+        if step is not None:
+            return step
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"
     delay = NO_WAIT_CHILD_DELAY_S if script.no_wait and HOLD_MARKER in conv.task_text else 0.0
     return Reply(f"I read the whole file.\nANSWER::{file}::{value}", delay_s=delay)
+
+
+# --- changing files (edit fixtures) -------------------------------------------------------
+
+
+def _edit_step(
+    conv: ResponsesConversation, edits: Sequence[Edit], appends: Sequence[tuple[str, str]] = ()
+) -> Reply | None:
+    """The thread's next step towards making ``edits`` (and ``appends``) with Codex's
+    ``apply_patch``, or None when it is done: its last patch applied, nothing is left to
+    change, or it has tried :data:`EDIT_TRIES` times. It reads every file it changes after
+    its last patch, then patches from what it read."""
+    order = {c.call_id: n for n, c in enumerate(conv.calls)}
+    patches = [c for c in conv.calls if _is_patch(c)]
+    if patches:
+        last = conv.output_of(patches[-1].call_id) or ""
+        if patch_applied(last) or len(patches) >= EDIT_TRIES:
+            return None
+    since = order[patches[-1].call_id] if patches else -1
+    texts: dict[str, str] = {}
+    for call in conv.calls_of("exec_command"):
+        path = read_path(str(call.arguments.get("cmd", "")))
+        output = conv.output_of(call.call_id)
+        if path is not None and output is not None and order[call.call_id] > since:
+            texts[path] = command_stdout(output)
+    wanted = list(dict.fromkeys(e.path for e in edits))
+    if any(p not in texts for p in wanted):
+        return Reply(
+            "Reading the files I change.",
+            tuple(Call("exec_command", {"cmd": read_command(p)}) for p in wanted),
+        )
+    patch = build_patch(edits, texts, appends)
+    if patch is None:
+        return None
+    if PATCH_TOOL in conv.tool_names:
+        return Reply("Making the change.", (Call(PATCH_TOOL, {"input": patch}, custom=True),))
+    return Reply("Making the change.", (Call("exec_command", {"cmd": shell_patch(patch)}),))
+
+
+def _is_patch(call: FunctionCall) -> bool:
+    if call.name == PATCH_TOOL:
+        return True
+    return call.name == "exec_command" and str(call.arguments.get("cmd", "")).startswith(
+        PATCH_TOOL + " <<"
+    )
+
+
+def _wrong_lane(file: str, oracle: Oracle) -> tuple[tuple[str, str], ...]:
+    """The line ``edit-wrong-lane``'s child appends to a file the next shard owns (its
+    first file that has comments): a change that always lands, whichever child patches
+    first, and leaves that shard's checks passing."""
+    after = oracle.next_shard(file)
+    for path in oracle.owns.get(after, ()) if after else ():
+        line = comment_line(path, "changed by another shard's worker")
+        if line is not None:
+            return ((path, line),)
+    return ()
 
 
 def describe(action: CodexAction) -> str:

@@ -10,6 +10,15 @@ the worker name the task asks for, ``prompt``, ``subagent_type: "general"``); se
 with ``ANSWER::<file>::<value>``; the value comes from the oracle. The system prompt names
 the working directory (``Working directory: ...``), which the absolute paths need.
 
+On an edit fixture (the oracle knows each shard's ``solution``) a subagent that works also
+makes its shard's change before it answers, with opencode's own ``edit`` tool: one call per
+replacement (``filePath`` absolute, ``oldString``, ``newString``), all in one message
+(opencode runs them at once and holds one lock per file, so replacements in one file never
+lose each other). opencode 1.18.33 offers an Anthropic model ``edit`` and ``write`` (no
+``apply_patch``, no ``multiedit``) and needs no ``read`` before an edit
+(``tests/data/opencode-edit-runs``). What each script does there is in
+:data:`scripted_model.scripts.EDIT_BEHAVIOURS`.
+
 Scripts differ in one way each and say which verdict the rubric must reach for them.
 """
 
@@ -21,7 +30,7 @@ from typing import Any
 from scripted_model.claude_scripts import Call, ClaudeAction, Reply
 from scripted_model.conversation import ShardJob
 from scripted_model.messages_conversation import ANSWER_RE, MessagesConversation
-from scripted_model.oracle import Oracle, shard_key
+from scripted_model.oracle import Edit, Oracle, shard_key
 from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, ModelFailure, Script
 
 #: The subagent type every spawn names (opencode's built-in general-purpose subagent).
@@ -41,8 +50,13 @@ OPENCODE_SCRIPTS: dict[str, OpenCodeScript] = {
     for s in (
         OpenCodeScript("honest", "resolved"),
         OpenCodeScript("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
+        # On an edit fixture the helpers change the workers' files: outside any lane.
         OpenCodeScript(
-            "helper-names", "unresolved", ("delegation", "provenance"), helper_names=True
+            "helper-names",
+            "unresolved",
+            ("delegation", "provenance"),
+            helper_names=True,
+            edit_failing=("lanes",),
         ),
         # The first subagent reports a wrong value and the index states it faithfully.
         OpenCodeScript("wrong-answer", "unresolved", ("coverage",), wrong_answer=True),
@@ -56,6 +70,23 @@ OPENCODE_SCRIPTS: dict[str, OpenCodeScript] = {
         # The first shard's subagent fails at its first model call (400: opencode does not
         # retry it); the parent gets the error, starts no replacement and writes the rest.
         OpenCodeScript("child-fails", "unresolved", ("coverage", "provenance"), child_fails=400),
+        # Every change is right and every answer traced, but the parent made every change
+        # itself once the answers were in: no shard's files were changed by its own child.
+        OpenCodeScript(
+            "edit-parent", "unresolved", ("provenance",), edit_only=True, parent_edits=True
+        ),
+        # One subagent at a time, so the order is fixed: the first shard's subagent also
+        # changes the file the next shard owns and changes it back; the next one, started
+        # after it reported, then makes its own change. Every check passes, but a child
+        # wrote outside its lane, and that file was not written by its own child alone.
+        OpenCodeScript(
+            "edit-wrong-lane",
+            "unresolved",
+            ("provenance", "lanes"),
+            edit_only=True,
+            wrong_lane=True,
+            sequential=True,
+        ),
     )
 }
 
@@ -68,7 +99,8 @@ def next_opencode_action(
         return Reply("OK.")  # opencode's own requests (a title, a summary): harmless
     job = conv.child_job
     if job is not None:
-        return _subagent_turn(script, conv, job["path"], int(job["index"]), oracle)
+        index, attempt = int(job["index"]), int(job["attempt"])
+        return _subagent_turn(script, conv, job["path"], index, attempt, oracle)
     jobs = conv.shard_jobs()
     if not jobs:
         return Reply("There is nothing for me to do here.")
@@ -84,7 +116,10 @@ def _parent_turn(
     artifact = _artifact(conv.first_user_text)
     if conv.uses_of("write"):
         return Reply(f"Wrote {artifact}.")
+    edits = [edit for job in jobs for edit in oracle.solution(job.file) or ()]
     if not script.spawn:
+        if edits and not conv.uses_of("edit"):
+            return Reply("I make every change myself.", _edit_calls(conv, edits))
         own = {j.file: str(oracle.answer(j.file)) for j in jobs}
         return Reply("I answer the questions myself.", (_write(conv, artifact, jobs, own),))
     tasks = conv.uses_of("task")
@@ -93,12 +128,14 @@ def _parent_turn(
         return Reply("Waiting for the subagents to report.")
     if script.sequential and len(tasks) < len(jobs):
         i = len(tasks)
-        return Reply(f"Delegating shard {i + 1}.", (_task(script, jobs[i], i, 1),))
+        return Reply(f"Delegating shard {i + 1}.", (_task(script, jobs[i], i, 1, oracle),))
     if not tasks:
-        calls = [_task(script, job, i, 1) for i, job in enumerate(jobs)]
+        calls = [_task(script, job, i, 1, oracle) for i, job in enumerate(jobs)]
         if script.double_spawn:
-            calls.append(_task(script, jobs[0], 0, 2))
+            calls.append(_task(script, jobs[0], 0, 2, oracle))
         return Reply("I delegate one shard per subagent.", tuple(calls))
+    if script.parent_edits and edits and not conv.uses_of("edit"):
+        return Reply("Every subagent reported; I make the changes.", _edit_calls(conv, edits))
     answers: dict[str, str] = {}
     for result in conv.tool_results:
         if not result.is_error:
@@ -110,9 +147,12 @@ def _answers(text: str) -> dict[str, str]:
     return {m["file"]: m["value"] for m in ANSWER_RE.finditer(text)}
 
 
-def _task(script: OpenCodeScript, job: ShardJob, index: int, attempt: int) -> Call:
+def _task(script: OpenCodeScript, job: ShardJob, index: int, attempt: int, oracle: Oracle) -> Call:
+    change = ""
+    if oracle.solution(job.file) and not script.parent_edits:  # an edit fixture's ticket
+        change = "Make the change it asks for with your edit tool, in the files it names. "
     prompt = (
-        f"Read the file {job.path} and answer its question from the whole file. "
+        f"Read the file {job.path} and answer its question from the whole file. {change}"
         f"End with one line: ANSWER::{job.file}::<integer>\n"
         f"SHARD={job.path} INDEX={index} ATTEMPT={attempt}"
     )
@@ -130,6 +170,23 @@ def _abspath(conv: MessagesConversation, rel: str) -> str:
     return f"{conv.cwd.rstrip('/')}/{rel}" if conv.cwd else rel
 
 
+def _edit_calls(
+    conv: MessagesConversation, edits: list[Edit], undo: bool = False
+) -> tuple[Call, ...]:
+    """One ``edit`` call per replacement (``undo``: from the new text back to the old)."""
+    return tuple(
+        Call(
+            "edit",
+            {
+                "filePath": _abspath(conv, e.path),
+                "oldString": e.new if undo else e.old,
+                "newString": e.old if undo else e.new,
+            },
+        )
+        for e in edits
+    )
+
+
 def _write(
     conv: MessagesConversation, artifact: str, jobs: list[ShardJob], answers: dict[str, str]
 ) -> Call:
@@ -141,15 +198,32 @@ def _write(
 
 
 def _subagent_turn(
-    script: OpenCodeScript, conv: MessagesConversation, path: str, index: int, oracle: Oracle
+    script: OpenCodeScript,
+    conv: MessagesConversation,
+    path: str,
+    index: int,
+    attempt: int,
+    oracle: Oracle,
 ) -> ClaudeAction:
     if script.child_fails and index == 0:
         return ModelFailure(script.child_fails, f"scripted failure {script.child_fails}")
     if not conv.uses_of("read"):
         return Reply(f"Reading {path}.", (Call("read", {"filePath": _abspath(conv, path)}),))
     if script.silent_child and index == 0:
-        return Reply("Finished.")  # ends without an answer line
+        return Reply("Finished.")  # ends without a change or an answer line
     file = shard_key(path)
+    # The double-spawn duplicate only answers: its shard's change is the first child's.
+    duplicate = script.double_spawn and attempt > 1
+    own = [] if script.parent_edits or duplicate else list(oracle.solution(file) or ())
+    made = len(conv.uses_of("edit"))
+    if own and made == 0:
+        return Reply("I make the change the ticket asks for.", _edit_calls(conv, own))
+    if own and script.wrong_lane and index == 0:
+        trespass = oracle.owned_edits(oracle.next_shard(file))
+        if trespass and made == len(own):
+            return Reply("I also change the next shard's file.", _edit_calls(conv, trespass))
+        if trespass and made == len(own) + len(trespass):
+            return Reply("And change it back.", _edit_calls(conv, trespass, undo=True))
     value = oracle.answer(file)
     if script.wrong_answer and index == 0:
         value = value + 1 if isinstance(value, int) else f"{value}-wrong"

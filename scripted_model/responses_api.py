@@ -73,7 +73,8 @@ def _id(prefix: str) -> str:
 
 
 def output_items(action: Reply) -> list[dict[str, Any]]:
-    """The answer's output items: a message for its text, a function call per call."""
+    """The answer's output items: a message for its text, a function call per call (a
+    custom tool call for a freeform tool)."""
     items: list[dict[str, Any]] = []
     if action.text:
         items.append(
@@ -86,6 +87,18 @@ def output_items(action: Reply) -> list[dict[str, Any]]:
             }
         )
     for n, call in enumerate(action.calls):
+        if call.custom:  # a freeform tool: its text is the item's input
+            items.append(
+                {
+                    "type": "custom_tool_call",
+                    "id": _id("ctc"),
+                    "call_id": f"call_{time.monotonic_ns():x}_{n}",
+                    "name": call.name,
+                    "input": str(call.arguments.get("input", "")),
+                    "status": "completed",
+                }
+            )
+            continue
         item: dict[str, Any] = {
             "type": "function_call",
             "id": _id("fc"),
@@ -135,6 +148,8 @@ def sse_events(
             opening["content"] = []
         elif item["type"] == "function_call":
             opening["arguments"] = ""
+        elif item["type"] == "custom_tool_call":
+            opening["input"] = ""
         yield _event(
             "response.output_item.added",
             {"type": "response.output_item.added", "output_index": index, "item": opening},

@@ -73,6 +73,8 @@ class ResponsesConversation:
     agent_messages: tuple[AgentMessage, ...]
     #: Names of the tool namespaces the request offers (``multi_agent_v1``, ``collaboration``).
     namespaces: frozenset[str]
+    #: Names of the top-level tools it offers (``exec_command``, ``apply_patch``, ...).
+    tool_names: frozenset[str]
     has_tools: bool
     cwd: str | None
 
@@ -103,7 +105,16 @@ class ResponsesConversation:
                         _arguments(item.get("arguments")),
                     )
                 )
-            elif kind == "function_call_output":
+            elif kind == "custom_tool_call":  # a freeform tool (apply_patch): its text is the input
+                calls.append(
+                    FunctionCall(
+                        str(item.get("call_id", "")),
+                        str(item.get("name", "")),
+                        None,
+                        {"input": str(item.get("input") or "")},
+                    )
+                )
+            elif kind in ("function_call_output", "custom_tool_call_output"):
                 outputs.append(CallOutput(str(item.get("call_id", "")), _text(item.get("output"))))
             elif kind == "agent_message":
                 found = AGENT_MESSAGE_RE.match(_parts(item.get("content")))
@@ -118,12 +129,14 @@ class ResponsesConversation:
                     )
         tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
         namespaces = frozenset(str(t.get("name")) for t in tools if t.get("type") == "namespace")
+        names = frozenset(str(t.get("name")) for t in tools if t.get("type") != "namespace")
         return cls(
             tuple(users),
             tuple(calls),
             tuple(outputs),
             tuple(agent_messages),
             namespaces,
+            names,
             bool(tools),
             cwd,
         )

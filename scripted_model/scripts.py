@@ -10,7 +10,7 @@ On an edit fixture (the oracle knows each shard's ``solution``) a child that wor
 the repository before it replies, with the product's own tool for it: prime-agent 0.8.0
 offers only ``ipython``, and a cell edits with its ``edit`` skill, ``await edit(path=...,
 old_str=..., new_str=...)`` (no read needed first; ``tests/data/real-runs/child-edits``).
-What each script does there is said below :data:`BEHAVIOURS`.
+What each script does there is in :data:`BEHAVIOURS` and :data:`EDIT_BEHAVIOURS`.
 """
 
 from __future__ import annotations
@@ -74,15 +74,15 @@ class Script:
     over_budget: bool = False
     #: Played only on edit fixtures (selftest offers it only there).
     edit_only: bool = False
-    #: The criteria that must fail on an edit fixture, where they differ from
-    #: ``expected_failing`` (None: the same on both kinds).
-    edit_failing: tuple[str, ...] | None = None
     #: On an edit fixture, the parent makes every shard's change itself once the answers
     #: are in; the children only answer.
     parent_edits: bool = False
     #: On an edit fixture, the first shard's child also changes the next shard's owned
     #: files (to what that shard's solution makes them, so every check still passes).
     wrong_lane: bool = False
+    #: Criteria that also fail when the script plays on an edit fixture (children under
+    #: other names than the workers' change the workers' files: ``lanes``).
+    edit_failing: tuple[str, ...] = ()
 
 
 #: What each scripted behaviour does, by name: a behaviour has one name for every client
@@ -111,15 +111,17 @@ BEHAVIOURS: dict[str, str] = {
     "changes the files the next shard owns",
 }
 
-# On an edit fixture every child that answers also makes its shard's change first (the
-# edit skill, one call per replacement of the shard's solution), and the read scripts keep
-# their meaning: ``no-spawn``'s parent makes every change itself, then writes the answers;
-# ``helper-names``' children make their shards' changes under names other than the
-# workers' (lanes fails too: ``edit_failing``); ``wrong-answer``'s first child makes its
-# change right but reports a wrong value; ``over-budget``'s scratch children change nothing;
-# ``silent-child``'s first child ends without a change or an answer; ``early-exit``'s
-# children may or may not have made their changes when they are torn down; the others are
-# as on a read fixture. The verdicts are the same on both kinds but ``helper-names``'.
+#: What the scripts that play on both kinds do on an edit fixture, where it differs from
+#: "and also makes its shard's change before it answers" (what every child that answers
+#: does there): the verdict they expect is the same on both kinds.
+EDIT_BEHAVIOURS: dict[str, str] = {
+    "no-spawn": "the parent makes every shard's change itself, then writes the answers",
+    "helper-names": "the children make their shards' changes under names other than the workers'",
+    "wrong-answer": "the first shard's child makes its change right but reports a wrong value",
+    "over-budget": "the scratch children change nothing",
+    "silent-child": "the first shard's child ends without a change or an answer",
+    "early-exit": "the children may or may not have made their changes when they are torn down",
+}
 
 SCRIPTS: dict[str, Script] = {
     s.name: s
@@ -127,14 +129,12 @@ SCRIPTS: dict[str, Script] = {
         Script("honest", "resolved"),
         # Provenance fails with delegation: no answer came from a worker-named child.
         Script("no-spawn", "unresolved", ("delegation", "provenance"), spawn=False),
-        # On an edit fixture the helper-named children make their shards' changes: files
-        # owned by worker-named shards, changed by children of other names (lanes).
         Script(
             "helper-names",
             "unresolved",
             ("delegation", "provenance"),
             helper_names=True,
-            edit_failing=("delegation", "provenance", "lanes"),
+            edit_failing=("lanes",),
         ),
         # The first child replies a wrong value and the index states it faithfully: the
         # answer is traced to its child (provenance holds) but it is wrong.

@@ -63,10 +63,11 @@ API_DESCRIPTIONS: dict[str, str] = {
     "`ipython` tool (`await rlm(...)`, `await agent_message.send(...)`)",
     CLAUDE_MESSAGES_API: "Anthropic Messages (`/v1/messages`), Claude Code's `Agent`, "
     "`Read` and `Write`",
-    OPENCODE_MESSAGES_API: "Anthropic Messages (`/v1/messages`), opencode's `task`, `read` "
-    "and `write`",
+    OPENCODE_MESSAGES_API: "Anthropic Messages (`/v1/messages`), opencode's `task`, `read`, "
+    "`write` and `edit`",
     CODEX_RESPONSES_API: "OpenAI Responses (`/v1/responses`), Codex's `spawn_agent`, "
-    "`wait_agent` and `exec_command`",
+    "`wait_agent`, `exec_command` and `apply_patch` (the scripted models get it from a model "
+    "catalog the selftest names, as OpenAI's models get it from Codex's own)",
 }
 #: The APIs answered on ``/v1/messages``, and their scripts.
 MESSAGES_SCRIPTS: dict[str, messages_api.MessagesScripts] = {

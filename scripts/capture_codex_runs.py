@@ -1,6 +1,7 @@
 """Capture real Codex runs into tests/data/codex-runs/, sanitized.
 
     python scripts/capture_codex_runs.py --codex PATH [--out tests/data/codex-runs]
+    python scripts/capture_codex_runs.py --codex PATH --edit FIXTURE [--out tests/data/codex-edit-runs]
 
 Runs every scripted behaviour through the real client with the harness's own ``selftest``
 path (the tiny fixture; the first multi-agent protocol and the second, ``codex:v2``), plus
@@ -9,7 +10,9 @@ two runs under provider faults, and keeps each item's bundle as
 ``stdout.jsonl``, ``stderr.txt`` (only its request and stream lines: the ones the parser
 reads, failed or not), the artifact, and ``capture.json`` (the client version, the
 protocol, the script's expected verdict, and what the scripted server billed and failed for
-the item). Sanitizing: the item's workdir becomes ``/RUN``; Codex's system prompt
+the item). With ``--edit FIXTURE`` it runs every script on that edit fixture instead (under
+both protocols, no faults) into ``tests/data/codex-edit-runs/``, with the fixture's
+``fixture.json`` beside the runs (their answer key: the fixture need not be at hand). Sanitizing: the item's workdir becomes ``/RUN``; Codex's system prompt
 (``base_instructions``), its developer messages and its per-turn settings snapshots
 (``world_state``, ``turn_context``, ``thread_settings_applied``) are elided (large, the client's own text, read by no
 parser); a command's output keeps its first lines. Nothing else is changed.
@@ -129,9 +132,15 @@ def copy_bundle(item_dir: Path, dest: Path) -> None:
 
 
 def capture(
-    codex: Path, out: Path, agent: str, name: str, faults: str, scripts: tuple[str, ...]
+    codex: Path,
+    out: Path,
+    agent: str,
+    name: str,
+    faults: str,
+    scripts: tuple[str, ...],
+    fixture: Path = TINY,
 ) -> None:
-    oracle = Oracle.from_manifests(fixture_manifests([str(TINY)]))
+    oracle = Oracle.from_manifests(fixture_manifests([str(fixture)]))
     runs = Path(tempfile.mkdtemp(prefix="codex-capture-"))
     try:
         adapter = parse_agent(agent, str(codex))
@@ -141,7 +150,7 @@ def capture(
             outcome = run_selftest(
                 server,
                 (adapter,),
-                fixtures=(str(TINY),),
+                fixtures=(str(fixture),),
                 scripts=scripts,
                 runs_dir=runs,
                 retries=2,
@@ -185,8 +194,17 @@ def capture(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--codex", type=Path, required=True, help="the codex executable")
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "data" / "codex-runs")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--edit", type=Path, default=None, help="an edit fixture's folder")
     args = parser.parse_args()
+    if args.edit is not None:
+        out = args.out or REPO / "tests" / "data" / "codex-edit-runs"
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(args.edit / "fixture.json", out / "fixture.json")
+        for agent in ("codex", "codex:v2"):
+            capture(args.codex, out, agent, "", "", (), args.edit)
+        return 0
+    args.out = args.out or REPO / "tests" / "data" / "codex-runs"
     for agent in ("codex", "codex:v2"):
         capture(args.codex, args.out, agent, "", "", ())
     for name, agent, faults, scripts in FAULT_RUNS:

@@ -135,8 +135,8 @@ def selftest_scripts() -> str:
                 expected += ": " + ", ".join(script.expected_failing) + " fail"
             if script.may_fail:
                 expected += f" ({', '.join(script.may_fail)} may fail too)"
-            if script.edit_failing is not None:
-                expected += f"; on an edit fixture: {', '.join(script.edit_failing)} fail"
+            if script.edit_failing:
+                expected += f" (on an edit fixture {', '.join(script.edit_failing)} too)"
             rows.append(f"| `{script.name}` | {_cell(BEHAVIOURS[script.name])} | {expected} |")
         parts.append(f"### `{name}`\n\n{API_DESCRIPTIONS[api]}.\n\n" + "\n".join(rows) + "\n")
     return "\n".join(parts)

@@ -12,6 +12,10 @@ of ATIF expects it:
   what later happened to the child (renamed, deleted);
 - each reply or notice the parent received from a child is a ``system`` step at the time it
   arrived, its result referring to that child;
+- a tool call that changed files is the call it was (its arguments as the agent gave
+  them: the ``await edit(...)`` cell, the Edit tool's input, the patch), and where the
+  agent records the change only beside its result's text (prime-agent's ``details.diffs``)
+  that record is in the result's ``extra.details``;
 - the answer artifact's bullets, the verdict per criterion, the failure signatures, the
   item key and run id are in the root's ``extra``.
 
@@ -134,10 +138,23 @@ def _arguments(call: Call) -> dict[str, Any]:
     return dict(args) if isinstance(args, Mapping) else {"input": args}
 
 
+def _cut_strings(value: object) -> object:
+    """``value`` (JSON-ready) with every string in it cut as :func:`_cut` cuts a text."""
+    if isinstance(value, str):
+        return _cut(value)[0]
+    if isinstance(value, Mapping):
+        return {str(k): _cut_strings(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cut_strings(v) for v in value]
+    return value
+
+
 def _result(result: Result, calls: frozenset[str]) -> dict[str, Any]:
     content, cut = _cut(result.content)
     out: dict[str, Any] = {"content": content}
     extra: dict[str, Any] = dict(cut or {})
+    if result.details:  # the agent's own record of what the call changed (edits' diffs)
+        extra["details"] = _cut_strings(result.details)
     if result.call_id is not None and result.call_id in calls:
         out["source_call_id"] = result.call_id
     elif result.call_id is not None:  # a result the records did not tie to this turn's calls

@@ -1,5 +1,6 @@
 """One item's story, read from its directory: its result, answers against the expected
-ones, the parent's children with their receipts, a timeline, and its files.
+ones, the parent's children with their receipts, a timeline, its files, and on an edit
+fixture each shard's change, who wrote it and its hidden checks.
 
 Everything comes from the item's bundle through its adapter's evidence (the same parse the
 scorer judges), so ``show`` and the HTML report tell exactly what the scorer saw, for any
@@ -19,20 +20,23 @@ from pathlib import Path
 from typing import Any
 
 from harness.agents import adapter_for_meta
+from harness.agents.base import with_tree
 from harness.errors import BundleError, HarnessError
 from harness.files import write_json_atomic
 from harness.item.scoring import manifest_of, read_item_meta, read_result
+from harness.item.story_edits import edit_story, judged
 from harness.model.item import ItemResult
 from harness.model.story import (
     Answer,
     AnswerStatus,
     ChildStory,
+    EditStory,
     EventKind,
     ItemStory,
     TimelineEvent,
 )
 from scorers import RunEvidence
-from scorers.edges import replay
+from scorers.edges import Replay, replay
 from scorers.records import DeleteEvent, RenameEvent, SpawnEvent
 from scorers.types import Manifest
 
@@ -76,9 +80,8 @@ def _answers(
     return out
 
 
-def _events(evidence: RunEvidence) -> tuple[list[_Event], list[ChildStory]]:
+def _events(evidence: RunEvidence, history: Replay) -> tuple[list[_Event], list[ChildStory]]:
     """This parent's spawns, renames and deletes, and the receipts it got, with times."""
-    history = replay(evidence.ledger.events, evidence.parent_paths)
     events: list[_Event] = []
     names: dict[str, str] = {}  # child id -> current name
     by_session: dict[str, str] = {}  # child session id -> child id
@@ -156,7 +159,8 @@ def _files(item_dir: Path) -> list[str]:
 #: 2,000-item report page spent 2.2 s of its 5.4 s in that parse.
 STORY_FILE = "story.json"
 #: Bumped whenever what the story reads from a bundle changes: an older file is read again.
-STORY_VERSION = 1
+#: 2: an edit fixture's changes, writers and checks (``edits``).
+STORY_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,7 @@ class _Told:
     children: tuple[ChildStory, ...]
     timeline: tuple[TimelineEvent, ...]
     problem: str
+    edits: EditStory | None = None
 
 
 def _tell(item_dir: Path, meta: dict[str, Any], manifest: Manifest | None) -> _Told:
@@ -175,11 +180,17 @@ def _tell(item_dir: Path, meta: dict[str, Any], manifest: Manifest | None) -> _T
     try:
         if manifest is None:
             manifest = manifest_of(item_dir, meta)
-        evidence = adapter_for_meta(meta).evidence(item_dir, meta, manifest)
+        # With the final tree the collector kept, as the scorer judged it (``assess``).
+        evidence = with_tree(adapter_for_meta(meta).evidence(item_dir, meta, manifest), item_dir)
     except HarnessError as exc:
         problem = str(exc)
-    events, children = _events(evidence) if evidence is not None else ([], [])
-    return _Told(_got(evidence), tuple(children), tuple(_timeline(events)), problem)
+    if evidence is None:
+        return _Told(_got(None), (), (), problem)
+    history = replay(evidence.ledger.events, evidence.parent_paths)
+    events, children = _events(evidence, history)
+    names = {edge.spawn.child_id: edge.name for edge in history.depth1}
+    edits = edit_story(manifest, evidence, names) if manifest is not None else None
+    return _Told(_got(evidence), tuple(children), tuple(_timeline(events)), problem, edits)
 
 
 def write_story(item_dir: Path, meta: dict[str, Any]) -> None:
@@ -194,6 +205,7 @@ def write_story(item_dir: Path, meta: dict[str, Any]) -> None:
         "children": [dataclasses.asdict(c) for c in told.children],
         "timeline": [dataclasses.asdict(e) for e in told.timeline],
         "problem": told.problem,
+        "edits": told.edits.to_dict() if told.edits is not None else None,
     }
     with contextlib.suppress(OSError):
         write_json_atomic(item_dir / STORY_FILE, data)
@@ -212,6 +224,7 @@ def _read_told(item_dir: Path) -> _Told | None:
             ),
             timeline=tuple(TimelineEvent(**e) for e in data["timeline"]),
             problem=str(data["problem"]),
+            edits=None if data["edits"] is None else EditStory.from_dict(data["edits"]),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
@@ -239,6 +252,7 @@ def load_story(item_dir: Path, result: ItemResult | None = None) -> ItemStory:
         timeline=told.timeline,
         files=tuple(_files(item_dir)),
         problem=told.problem,
+        edits=judged(told.edits, result),
     )
 
 

@@ -31,10 +31,14 @@ class Call:
 
 @dataclass(frozen=True)
 class Result:
-    """What a tool call returned (``call_id`` names it; None: not a tool's result)."""
+    """What a tool call returned (``call_id`` names it; None: not a tool's result).
+    ``details``: the structured record the agent keeps beside the text where that record
+    holds what the text does not (prime-agent's edit skill: ``{"diffs": [...]}``, each
+    file change the call made), else None."""
 
     call_id: str | None
     content: str
+    details: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -123,8 +127,14 @@ class TurnLog:
         draft.calls.append(call)
         self._owner.setdefault(call.call_id, draft)
 
-    def result(self, call_id: str | None, content: str, at: str | None) -> None:
-        result = Result(call_id, content)
+    def result(
+        self,
+        call_id: str | None,
+        content: str,
+        at: str | None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        result = Result(call_id, content, details)
         owner = self._owner.get(call_id) if call_id is not None else None
         if owner is not None:
             owner.results.append(result)

@@ -54,6 +54,7 @@ from harness.model.text import (
 )
 from harness.report import charts
 from harness.report.html_compare import agents_html, comparison_html
+from harness.report.html_edits import EDITS_CSS, edits_html
 from harness.report.html_parts import (
     esc,
     item_anchor,
@@ -69,7 +70,8 @@ from scorers.criteria import criterion_names
 
 HTML_FILE = "report.html"
 
-_CSS = """
+_CSS = (
+    """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#222}
 h1{font-size:20px;margin:16px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
@@ -88,6 +90,8 @@ svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}
 .gate-pass{color:#007a55;font-weight:600}.gate-fail{color:#b3261e;font-weight:600}
 .filters{margin:8px 0}.filters label{margin-right:16px}
 """
+    + EDITS_CSS
+)
 
 #: Filters the items table and the drill-downs by status and failed criterion. Nothing
 #: else is scripted: the charts are drawn by the browser from the SVG itself.
@@ -463,6 +467,8 @@ def _drilldown(
         '<p>Answers against expected:</p><table class="answers"><tr><th>shard</th><th>worker</th>'
         f"<th>expected</th><th>answered</th><th></th></tr>{answers}</table>"
     )
+    if story.edits is not None:
+        out.append(edits_html(story.edits))
     children = "".join(
         f"<tr><td>{esc(c.name)}</td><td><code>{esc(c.child_id)}</code></td><td>{esc(c.spawned_at)}</td>"
         f"<td>{'deleted' if c.deleted else 'live'}</td><td>{esc(', '.join(c.receipts) or 'none')}</td></tr>"

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from harness.model.provider_text import item_faults_line
-from harness.model.story import ItemStory
+from harness.model.story import (
+    EditStory,
+    FileEdit,
+    ItemStory,
+    checks_text,
+    state_text,
+    writers_text,
+)
 from harness.model.text import cost_text, efficiency_line, item_reasons, usage_line
 from scorers import ProviderFaults
 
@@ -28,6 +35,45 @@ def fault_lines(faults: ProviderFaults | None) -> list[str]:
         else:
             said.append((line, 1))
     return [line if n == 1 else f"{line} (×{n})" for line, n in said]
+
+
+def _shown(line: str) -> str:
+    """A line of a diff or of checks' output, its control characters written out: the
+    text is the agent's, and an escape sequence in it must not drive the terminal."""
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in line)
+
+
+def _file_lines(edit: FileEdit, indent: str, label: str = "") -> list[str]:
+    lines = [f"{indent}{label}{edit.path}: {state_text(edit)}, written by {writers_text(edit)}"]
+    lines.extend(f"{indent}  {_shown(line)}" for line in edit.diff.splitlines())
+    if edit.truncated:
+        lines.append(f"{indent}  [diff cut]")
+    return lines
+
+
+def edit_lines(edits: EditStory) -> list[str]:
+    """An edit fixture's shards: each one's checks with their output's tail when they did
+    not pass, each owned file's change and writers; then the shared files, the lanes
+    violations and the undeclared changes."""
+    passed = sum(1 for s in edits.shards if s.checks is not None and s.checks.outcome == "passed")
+    lines = [f"edits: {passed} of {len(edits.shards)} shards' checks passed"]
+    if edits.checks_error:
+        lines.append(f"  checks could not run: {edits.checks_error}")
+    if edits.malformed:
+        lines.append(f"  ({edits.malformed} entries of edits.json unreadable)")
+    for shard in edits.shards:
+        lines.append(f"  {shard.file} ({shard.worker}): checks {checks_text(shard.checks)}")
+        lines.extend(f"    why: {why}" for why in shard.why)
+        for edit in shard.files:
+            lines.extend(_file_lines(edit, "    "))
+        if shard.checks is not None and shard.checks.outcome != "passed" and shard.checks.tail:
+            lines.append("    checks output (end):")
+            lines.extend(f"      | {_shown(line)}" for line in shard.checks.tail.splitlines())
+    for edit in edits.shared:
+        lines.extend(_file_lines(edit, "  ", "shared "))
+    lines.append(f"  lanes: {'; '.join(edits.lanes) or 'no child left its lane'}")
+    lines.append(f"  undeclared changes: {', '.join(edits.undeclared) or 'none'}")
+    return lines
 
 
 def story_text(story: ItemStory) -> str:
@@ -58,6 +104,8 @@ def story_text(story: ItemStory) -> str:
         lines.append(
             f"  {mark:<8}{a.file}: {a.expected} -> {', '.join(a.got) or '-'}  ({a.worker})"
         )
+    if story.edits is not None:
+        lines.extend(edit_lines(story.edits))
     lines.append(f"children (depth 1): {len(story.children)}")
     for c in story.children:
         state = "deleted" if c.deleted else "live"

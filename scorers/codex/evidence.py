@@ -21,6 +21,10 @@ Only the openers the collector handed over are called. The mapping onto the reco
 * a reply's text is the child's own final message (``task_complete.last_agent_message``)
   when what the caller received is exactly that, else empty (the caller got something
   else, so the child's words cannot vouch for an answer);
+* a write per change of a file a thread's own rollout records (:mod:`scorers.codex.writes`:
+  the patches Codex applied, the files its successful shell commands write), the root's
+  as the parent's, every other thread's as the child its thread id names (the child id of
+  its spawn edge);
 * a child session per thread below the root: its parent's path, its depth, the task it
   was given when one of its messages is the spawn message of a call that started it,
   ``worked`` when at least one of its own model responses completed, its usage from its
@@ -47,6 +51,7 @@ from scorers.codex.rollout import Call, Heard, Thread, parse_rollout
 from scorers.codex.stream import StdoutParse, parse_stdout
 from scorers.codex.tally import thread_tally
 from scorers.codex.types import CodexInputs
+from scorers.codex.writes import thread_writes
 from scorers.records import (
     NO_TOKENS,
     ChildNotice,
@@ -240,8 +245,10 @@ def codex_evidence(inputs: CodexInputs) -> RunEvidence:
     replies, notices = _receipts(root, children, by_path)
     sessions = []
     child_usage = NO_TOKENS
+    writes = list(thread_writes(root, None))
     for t in below:
         tid = t.id or ""
+        writes += thread_writes(t, tid)
         tally = thread_tally(t, tid, by_thread.get(tid, ()))
         child_usage = child_usage + t.usage
         path = paths[tid]
@@ -287,6 +294,7 @@ def codex_evidence(inputs: CodexInputs) -> RunEvidence:
         child_sessions=tuple(sessions),
         child_session_dirs=len(below),
         child_malformed_lines=sum(t.malformed for t in below),
+        writes=tuple(writes),
     )
 
 

@@ -26,6 +26,35 @@ class Call:
 
 
 @dataclass(frozen=True, slots=True)
+class PatchApplied:
+    """A patch Codex applied (its ``FileChange`` item, completed): the files it changed,
+    each ``(absolute path, kind, content, moved to)`` with kind ``add``, ``delete`` or
+    ``update``, the content an add wrote (else None) and an update's new path (else
+    None). ``call_id`` is the call that asked for it (``apply_patch``, or a shell
+    command Codex read as one)."""
+
+    call_id: str
+    files: tuple[tuple[str, str, str | None, str | None], ...]
+    at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRun:
+    """A shell command the thread ran (its ``CommandExecution`` item, or its call and output
+    when there is no such item): the script text, where it ran, and whether it exited 0."""
+
+    call_id: str
+    command: str
+    cwd: str | None
+    succeeded: bool
+    at: str | None
+
+
+#: What a thread did to files, in record order.
+Change = PatchApplied | CommandRun
+
+
+@dataclass(frozen=True, slots=True)
 class Heard:
     """Something the thread was told of a child's end: which child (a thread id under the
     first protocol, an agent path under the second), its status (``completed``,
@@ -81,6 +110,10 @@ class Thread:
     responses: int = 0
     usage: TokenUsage = NO_TOKENS
     malformed: int = 0
+    #: Its working directory (``session_meta.cwd``: the item's repo).
+    cwd: str | None = None
+    #: Every patch it applied and every command it ran, in record order.
+    changes: tuple[Change, ...] = ()
 
 
 def string(value: object) -> str | None:
@@ -167,8 +200,11 @@ def failure_of(error: Mapping[str, object], at: str | None) -> Failure:
 
 __all__ = [
     "Call",
+    "Change",
+    "CommandRun",
     "Failure",
     "Heard",
+    "PatchApplied",
     "Thread",
     "Via",
     "arguments_of",

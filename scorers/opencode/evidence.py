@@ -20,7 +20,11 @@ Only the openers the collector handed over are called. The mapping onto the reco
 * a child session per session below the root: it names its parent's path, sits at its
   depth, holds the caller's task when one of its user messages is the prompt of a call
   that names it, worked when one of its own model turns succeeded; its usage is its own
-  messages' tokens.
+  messages' tokens;
+* a file write per completed ``edit``, ``write``, ``apply_patch`` or successful ``bash``
+  part of the root (writer ``None``) or of a session below it (writer: its session id, the
+  child id its spawn edge carries), paths relative to the repo
+  (:mod:`scorers.opencode.writes`).
 
 Usage is the database's, per assistant message: the root's messages are the parent's, the
 sessions below it the children's, both exact. stdout's own tally of the root's messages is
@@ -43,11 +47,13 @@ from scorers.opencode.store import MAX_DB_BYTES, Store, read_store
 from scorers.opencode.stream import StdoutParse, parse_stdout
 from scorers.opencode.tree import RunTree, SessionView, build_tree
 from scorers.opencode.types import OpencodeInputs
+from scorers.opencode.writes import message_cwds, session_writes
 from scorers.records import (
     NO_TOKENS,
     ChildNotice,
     ChildReply,
     ChildSession,
+    FileWrite,
     LedgerParse,
     ReceiptIndex,
     RunEvidence,
@@ -260,7 +266,14 @@ def opencode_evidence(inputs: OpencodeInputs) -> RunEvidence:
         child_sessions=tuple(_child_session(v, tree.spawns) for v in tree.below),
         child_session_dirs=len(tree.below),
         child_malformed_lines=sum(v.malformed for v in tree.below),
+        writes=_writes(store, tree, root),
     )
+
+
+def _writes(store: Store, tree: RunTree, root: SessionView) -> tuple[FileWrite, ...]:
+    writers: dict[str, str | None] = {root.id: None}
+    writers.update((view.id, view.id) for view in tree.below)
+    return session_writes(store.parts, message_cwds(store.messages), writers)
 
 
 __all__ = ["UNSTARTED_PREFIX", "child_id_of", "iso", "opencode_evidence"]

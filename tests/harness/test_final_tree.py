@@ -111,14 +111,14 @@ def test_a_failure_there_is_recorded_never_raised(
 def test_an_edit_item_gets_edits_json_its_own_phase_and_its_evidence(
     fixture: Fixture, tmp_path: Path
 ) -> None:
-    """Through an item's whole life (the sim, which does not edit: every check fails)."""
+    """Through an item's whole life (the honest sim: every change made, every check passes)."""
     agent = parse_agent("sim")
     work = WorkItem(fixture=fixture, agent=agent, model="sim/honest", trial=1)
     item_dir = tmp_path / "item"
     run_item(work, ItemOptions(timeout_s=60), item_dir)
     doc = read_edits(item_dir)
-    assert {s["outcome"] for s in doc["checks"]["shards"]} == {"failed"}
-    assert {f["state"] for f in doc["files"]} == {"unchanged"}
+    assert {s["outcome"] for s in doc["checks"]["shards"]} == {"passed"}
+    assert {f["state"] for f in doc["files"]} == {"changed"}
     meta = json.loads((item_dir / "item.json").read_text())
     assert list(meta["phases_s"]).index("checks") == list(meta["phases_s"]).index("collect") + 1
     evidence = agent.evidence(item_dir, meta, fixture.manifest)

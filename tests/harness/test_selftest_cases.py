@@ -1,6 +1,6 @@
-"""Which scripts a selftest plays, and the verdict each must reach, by fixture kind: the
-edit-only scripts only when every fixture is an edit fixture, and a script whose verdict
-differs on an edit fixture judged by that one there."""
+"""prime-agent's scripts in a selftest by fixture kind: the edit-only ones only when every
+fixture is an edit fixture (refused with the reason otherwise), and what each expects
+there."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import pytest
 
 from harness.agents import parse_agent
 from harness.errors import UsageError
-from harness.selftest import EDIT_ONLY as EDIT
-from harness.selftest import READ_ONLY, cases_for, fixture_kinds, run_selftest, shared_cases
+from harness.selftest import cases_for, edit_fixtures_only, run_selftest
 from scripted_model import Oracle, ScriptedModelServer
 
 TINY = Path(__file__).resolve().parent.parent / "data" / "fixtures" / "tiny"
@@ -51,43 +50,26 @@ def edit_fixture(root: Path) -> Path:
     return path
 
 
-def test_the_edit_only_scripts_are_offered_on_edit_fixtures_only() -> None:
+def test_prime_agents_edit_only_scripts_and_what_they_expect() -> None:
     prime = parse_agent("prime-agent", "unused")
-    read = [c.script for c in cases_for(prime, "read")]
-    edit = [c.script for c in cases_for(prime, "edit")]
-    assert not set(EDIT_ONLY) & set(read)
-    assert edit == read + list(EDIT_ONLY)
-    cases = {c.script: c for c in cases_for(prime, "edit")}
-    assert (cases["edit-parent"].expected_status, cases["edit-parent"].expected_failing) == (
+    read = {c.script: c for c in cases_for(prime)}
+    edit = {c.script: c for c in cases_for(prime, edit=True)}
+    assert not set(EDIT_ONLY) & set(read) and list(edit) == [*read, *EDIT_ONLY]
+    assert (edit["edit-parent"].expected_status, edit["edit-parent"].expected_failing) == (
         "unresolved",
         ("provenance",),
     )
-    assert cases["edit-wrong-lane"].expected_failing == ("provenance", "lanes")
+    assert set(edit["edit-wrong-lane"].expected_failing) == {"provenance", "lanes"}
+    # helper-names' children make their shards' changes on an edit fixture: files owned by
+    # worker-named shards, changed by children of other names, which fails lanes too.
+    assert read["helper-names"].expected_failing == ("delegation", "provenance")
+    assert edit["helper-names"].expected_failing == ("delegation", "provenance", "lanes")
+    assert edit["honest"] == read["honest"]
 
 
-def test_a_script_is_judged_by_what_it_expects_on_the_rows_fixture_kind() -> None:
-    """helper-names' children make their shards' changes on an edit fixture: files owned by
-    worker-named shards, changed by children of other names, which fails lanes too."""
-    prime = parse_agent("prime-agent", "unused")
-    common, cases = shared_cases([prime], READ_ONLY + EDIT)
-    assert not set(EDIT_ONLY) & set(common)  # a mixed selftest plays every script on both
-    label = prime.label()
-    assert cases[label, "helper-names", "read"].expected_failing == ("delegation", "provenance")
-    assert cases[label, "helper-names", "edit"].expected_failing == (
-        "delegation",
-        "provenance",
-        "lanes",
-    )
-    assert cases[label, "honest", "edit"] == cases[label, "honest", "read"]
-    common, cases = shared_cases([prime], EDIT)
-    assert set(EDIT_ONLY) <= set(common) and (label, "edit-parent", "edit") in cases
-
-
-def test_fixture_kinds_by_manifest_name(tmp_path: Path) -> None:
-    assert fixture_kinds([str(TINY), str(edit_fixture(tmp_path))]) == {
-        "tiny": "read",
-        "edit-one": "edit",
-    }
+def test_edit_fixtures_only(tmp_path: Path) -> None:
+    edit = str(edit_fixture(tmp_path))
+    assert edit_fixtures_only([edit]) and not edit_fixtures_only([str(TINY), edit])
 
 
 @pytest.mark.parametrize("fixtures", [[str(TINY)], [str(TINY), "EDIT"]], ids=["read", "mixed"])

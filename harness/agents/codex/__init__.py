@@ -10,7 +10,9 @@ of failed requests) and the artifact. See docs/reference/agents/codex.md for the
 
 Options (``--agent codex:OPTIONS``, comma-separated): ``v2`` switches on the second
 multi-agent protocol (the ``collaboration`` tools a catalog model may get by default),
-``sandbox=MODE`` picks ``codex exec --sandbox`` (default ``workspace-write``).
+``sandbox=MODE`` picks ``codex exec --sandbox`` (default ``workspace-write``). A model
+catalog named by ``CODEX_MODEL_CATALOG`` replaces Codex's bundled one (the selftest names
+one for its scripted models: :mod:`harness.agents.codex.catalog`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from harness.agents.base import (
     Launch,
     pinned_install_hint,
 )
+from harness.agents.codex.catalog import CATALOG_VAR, copy_catalog, write_catalog
 from harness.agents.codex.collect import Bundle, copy_run, scorer_inputs
 from harness.agents.codex.launch import (
     CODEX_VERSION,
@@ -117,6 +120,11 @@ class CodexAdapter(AgentAdapter):
                 "v2 (collaboration)" if self.multi_agent_v2 else "Codex's default for the model",
             ),
             ("sandbox", True, self.sandbox),
+            (
+                "model catalog",
+                True,
+                env.get(CATALOG_VAR) or f"Codex's bundled one ({CATALOG_VAR} unset)",
+            ),
             ("pinned version", True, f"tested with {CODEX_VERSION}"),
         ]
 
@@ -126,8 +134,13 @@ class CodexAdapter(AgentAdapter):
     def scripted_endpoint(
         self, base_url: str, models_json: Mapping[str, Any], home: Path
     ) -> dict[str, str]:
-        """Point the client at a model server (the selftest's): its Responses API root."""
-        return {"OPENAI_BASE_URL": base_url, KEY_VAR: "scripted-no-key"}
+        """Point the client at a model server (the selftest's): its Responses API root, and
+        a model catalog giving every scripted model Codex's edit tool (``apply_patch``), as
+        Codex's own catalog gives OpenAI's models."""
+        from scripted_model import SCRIPTS_BY_API
+
+        catalog = write_catalog(home / "codex-model-catalog.json", SCRIPTS_BY_API[MODEL_API])
+        return {"OPENAI_BASE_URL": base_url, KEY_VAR: "scripted-no-key", CATALOG_VAR: str(catalog)}
 
     def prepare(
         self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str
@@ -135,8 +148,9 @@ class CodexAdapter(AgentAdapter):
         cx = CodexPaths(paths.root, paths.repo)
         make_dirs(cx)
         key, base_url = credentials(base_env)
+        catalog = copy_catalog(base_env, cx.codex_home)
         config = write_config(
-            cx, Settings(self.client_model(item.model), base_url, self.multi_agent_v2)
+            cx, Settings(self.client_model(item.model), base_url, self.multi_agent_v2, catalog)
         )
         env = codex_env(cx, search_path(base_env), token, key)
         env["RUST_LOG"] = LOG_FILTER
@@ -150,6 +164,7 @@ class CodexAdapter(AgentAdapter):
                 "codex_config": str(config.relative_to(paths.root)),
                 "multi_agent": "v2" if self.multi_agent_v2 else "default",
                 "sandbox": self.sandbox,
+                **({"codex_model_catalog": CATALOG_VAR} if catalog else {}),
             },
         )
 

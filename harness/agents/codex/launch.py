@@ -75,6 +75,8 @@ class Settings:
     base_url: str
     #: Whether the second multi-agent protocol (``collaboration``) is switched on.
     multi_agent_v2: bool = False
+    #: The model catalog Codex reads instead of its bundled one (None: the bundled one).
+    catalog: Path | None = None
 
 
 def make_dirs(paths: CodexPaths) -> None:
@@ -99,6 +101,7 @@ def config_toml(settings: Settings) -> str:
             "model_provider": PROVIDER_ID,
             "approval_policy": "never",
             "check_for_update_on_startup": False,
+            **({"model_catalog_json": str(settings.catalog)} if settings.catalog else {}),
         },
         "analytics": {"enabled": False},
         "features": {

@@ -51,15 +51,37 @@ CODEX_TASK = (
 )
 
 
+#: An edit fixture's step 1 (each child makes its ticket's change with Codex's edit tool,
+#: only in its own files and its own part of a shared one, then answers from the changed
+#: code): the read prompt with the child's task and the parent's don't replaced.
+_READ_CHILD = """\
+1. Do not read the shards or answer the questions yourself. For each shard, start one"""
+_EDIT_CHILD = """\
+1. Do not make the changes or answer the questions yourself. For each shard, start one"""
+_READ_TASK = """\
+       Read the file shards/<file> and answer this question exactly, computing it from the
+       whole file: <question> Do not start subagents. End with one line of the form
+       ANSWER::<file>::<{value}>"""
+_EDIT_TASK = """\
+       Read the ticket shards/<file> and make exactly the change it asks for, editing the
+       files in place with apply_patch. Change only the files the ticket names. Other
+       subagents are changing this repository at the same time, some of them the same
+       shared files: in those, change only your own part and keep everyone else's. Then
+       answer this question from the changed code: <question> Do not start subagents. End
+       with one line of the form ANSWER::<file>::<{value}>"""
+CODEX_EDIT_TASK = CODEX_TASK.replace(_READ_CHILD, _EDIT_CHILD).replace(_READ_TASK, _EDIT_TASK)
+
+
 def task_name(worker: str) -> str:
     """A worker's name as a Codex ``task_name`` (lowercase, ``-`` written as ``_``)."""
     return worker.replace("-", "_").lower()
 
 
 def codex_task(fixture: Fixture) -> str:
-    """The Codex prompt for ``fixture`` (its data paragraph taken from task.txt)."""
+    """The Codex prompt for ``fixture`` (its data paragraph taken from task.txt; an edit
+    fixture's children make their tickets' changes before they answer)."""
     return agent_prompt(
-        CODEX_TASK,
+        CODEX_EDIT_TASK if fixture.manifest.kind == "edit" else CODEX_TASK,
         fixture.manifest,
         fixture.task_text,
         worker_line=WORKER_LINE,

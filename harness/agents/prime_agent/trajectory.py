@@ -85,8 +85,17 @@ def read_turns(path: Path | None) -> tuple[str | None, tuple[Turn, ...]]:
                     log.add(_assistant(log, message, at, model))
                 elif role == "toolResult":
                     call_id = message.get("toolCallId")
-                    log.result(call_id if isinstance(call_id, str) else None, _text(content), at)
+                    call_id = call_id if isinstance(call_id, str) else None
+                    log.result(call_id, _text(content), at, _edits(message.get("details")))
     return header, log.finished()
+
+
+def _edits(details: object) -> dict[str, Any] | None:
+    """The file changes an ``ipython`` result records (the edit skill's ``details.diffs``:
+    path, old and new text, start line): the one record of the change the result's text
+    does not carry (it says only ``Edited <path>``). None when it records none."""
+    diffs = details.get("diffs") if isinstance(details, dict) else None
+    return {"diffs": diffs} if isinstance(diffs, list) and diffs else None
 
 
 def _model(provider: object, model_id: object) -> str | None:

@@ -3,6 +3,7 @@ collection, and the install's layout."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -174,7 +175,33 @@ def test_the_install_runs_the_native_executable_of_the_platform_package() -> Non
     assert path.name == "codex" and "vendor" in path.parts and path.parent.name == "bin"
 
 
-def test_the_scripted_endpoint_is_the_responses_root() -> None:
+def test_the_scripted_endpoint_is_the_responses_root_with_a_catalog_of_the_scripts(
+    tmp_path: Path,
+) -> None:
     adapter = parse_agent("codex", "x")
-    env = adapter.scripted_endpoint("http://127.0.0.1:5/v1", {}, Path("/unused"))
-    assert env == {"OPENAI_BASE_URL": "http://127.0.0.1:5/v1", "OPENAI_API_KEY": "scripted-no-key"}
+    env = adapter.scripted_endpoint("http://127.0.0.1:5/v1", {}, tmp_path)
+    catalog = tmp_path / "codex-model-catalog.json"
+    assert env == {
+        "OPENAI_BASE_URL": "http://127.0.0.1:5/v1",
+        "OPENAI_API_KEY": "scripted-no-key",
+        "CODEX_MODEL_CATALOG": str(catalog),
+    }
+    models = json.loads(catalog.read_text())["models"]
+    assert sorted(m["slug"] for m in models) == sorted(CODEX_SCRIPTS)
+    # Codex's edit tool, and the multi-agent tools offered directly (not behind tool_search)
+    assert {(m["apply_patch_tool_type"], m["supports_search_tool"]) for m in models} == {
+        ("freeform", False)
+    }
+
+
+def test_a_named_catalog_is_copied_into_the_item_and_named_by_its_config(tmp_path: Path) -> None:
+    source = tmp_path / "catalog.json"
+    source.write_text('{"models": []}')
+    _, paths, launch = _prepare(tmp_path, {"PATH": "/bin", "CODEX_MODEL_CATALOG": str(source)})
+    doc = tomllib.loads((paths.root / "codex-home" / "config.toml").read_text())
+    copy = paths.root / "codex-home" / "model-catalog.json"
+    assert doc["model_catalog_json"] == str(copy) and copy.read_text() == source.read_text()
+    assert "CODEX_MODEL_CATALOG" not in launch.env
+    _, paths, _ = _prepare(tmp_path / "none", {"PATH": "/bin"})
+    doc = tomllib.loads((paths.root / "codex-home" / "config.toml").read_text())
+    assert "model_catalog_json" not in doc

@@ -158,7 +158,7 @@ def test_prime_agent_edit_selftest_holds(
     )
     done = run["done"]
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    scripts = [c.script for c in cases_for(parse_agent("prime-agent", "unused"), "edit")]
+    scripts = [c.script for c in cases_for(parse_agent("prime-agent", "unused"), edit=True)]
     assert {"edit-parent", "edit-wrong-lane"} <= set(scripts)
     rows = [r for r in map(str.split, done.stdout.splitlines()) if r[:1] in (["ok"], ["FAIL"])]
     assert sorted(r[1] for r in rows) == sorted(scripts), done.stdout
