@@ -9,6 +9,7 @@
   ``role: "assistant"``; one worked when its ``stopReason`` is a string other than
   ``error`` / ``aborted``. Their usage adds up to the child's tokens.
 - When it was busy: from the header's ``timestamp`` to the last entry's.
+- The files it changed, when asked (``writes``): see :mod:`scorers.prime_agent.writes`.
 
 Lines that are not JSON objects with a string ``type``, a header anywhere but the first
 line, and entries of the kinds above whose fields we read are ill-typed, are counted as
@@ -26,6 +27,7 @@ from scorers.prime_agent.assistant import (
     is_assistant,
     usage_of,
 )
+from scorers.prime_agent.writes import WriteLog
 from scorers.records import NO_TOKENS, ChildSession, PathParts, normalize_path
 
 TASK_TYPE: Final = "agent_message"
@@ -81,9 +83,10 @@ def _task(entry: dict[str, object]) -> tuple[str, str] | bool:
 
 
 def parse_child_session(
-    stream: IO[bytes], child_id: str, location: PathParts
+    stream: IO[bytes], child_id: str, location: PathParts, writes: WriteLog | None = None
 ) -> tuple[ChildSession, int]:
-    """Read a whole child session file: the record and its count of malformed lines.
+    """Read a whole child session file: the record and its count of malformed lines; the
+    files it changed go to ``writes`` when given.
 
     Never raises on any input bytes.
     """
@@ -100,6 +103,8 @@ def parse_child_session(
             first = False
             if _is_header(value):
                 header = _Header(value)
+                if writes is not None and isinstance(value, dict):
+                    writes.header(value)
                 continue
         if value is MALFORMED or not isinstance(value, dict):
             malformed += 1
@@ -117,6 +122,8 @@ def parse_child_session(
                 ok = task
         elif kind == "message":
             message = value.get("message")
+            if isinstance(message, dict) and writes is not None:
+                ok = writes.message(value, message)
             if not isinstance(message, dict):
                 ok = False
             elif is_assistant(message):

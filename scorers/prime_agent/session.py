@@ -14,6 +14,7 @@
 - When: the first and the last ``timestamp`` of any entry (the header's included).
 - The parent's own assistant messages: ``type: "message"`` entries whose ``message`` has
   ``role: "assistant"`` (used only when the live stream recorded nothing).
+- The files it changed, when asked (``writes``): see :mod:`scorers.prime_agent.writes`.
 
 Lines that are not JSON objects with a string ``type``, and entries of the kinds above
 whose fields we read are ill-typed, are counted as malformed and skipped.
@@ -25,6 +26,7 @@ from typing import IO, Final
 
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.prime_agent.assistant import AssistantTally, cost_of, is_assistant, usage_of
+from scorers.prime_agent.writes import WriteLog
 from scorers.records import (
     NO_TOKENS,
     ChildNotice,
@@ -56,7 +58,8 @@ def _stamp(entry: dict[str, object]) -> str | None:
 class _Reader:
     """Accumulates one transcript's entries."""
 
-    def __init__(self) -> None:
+    def __init__(self, writes: WriteLog | None) -> None:
+        self.writes = writes
         self.replies: set[str] = set()
         self.reply_texts: list[ChildReply] = []
         self.notices: list[ChildNotice] = []
@@ -125,7 +128,8 @@ class _Reader:
             message = entry.get("message")
             if not isinstance(message, dict):
                 return False
-            return self.assistant.add(message) if is_assistant(message) else True
+            ok = self.writes.message(entry, message) if self.writes is not None else True
+            return (self.assistant.add(message) if is_assistant(message) else True) and ok
         # A header anywhere but a well-formed first line is a defect, not an entry.
         return isinstance(kind, str) and kind != "session"
 
@@ -138,9 +142,10 @@ def _header_id(value: object) -> str | None:
     return None
 
 
-def parse_session(stream: IO[bytes]) -> SessionParse:
-    """Read a whole parent transcript; never raises on any input bytes."""
-    reader = _Reader()
+def parse_session(stream: IO[bytes], writes: WriteLog | None = None) -> SessionParse:
+    """Read a whole parent transcript (the files it changed go to ``writes`` when given);
+    never raises on any input bytes."""
+    reader = _Reader(writes)
     header_id: str | None = None
     malformed = 0
     first = True
@@ -150,6 +155,8 @@ def parse_session(stream: IO[bytes]) -> SessionParse:
             header_id = _header_id(value)
             if header_id is not None and isinstance(value, dict):
                 reader.stamp(value)
+                if writes is not None:
+                    writes.header(value)
                 continue
         if value is MALFORMED or not isinstance(value, dict) or not reader.entry(value):
             malformed += 1

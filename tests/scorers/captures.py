@@ -33,10 +33,15 @@ def parent_transcript(run: Path) -> tuple[Path, str]:
 
 
 def capture_artifacts(
-    run: Path, ledger_dir: Path, leave_out: frozenset[str] = frozenset()
+    run: Path,
+    ledger_dir: Path,
+    leave_out: frozenset[str] = frozenset(),
+    root: str | None = None,
+    stdout: str = "cli.stdout.jsonl",
 ) -> PrimeAgentArtifacts:
     """The scorer's inputs for the capture ``run`` (its ledger in ``ledger_dir``), without
-    the child dirs named in ``leave_out``."""
+    the child dirs named in ``leave_out``; ``root`` is the item dir its paths were rewritten
+    to (``/srv/evals/<run name>`` unless given), ``stdout`` its stream's file."""
     transcript, header_id = parent_transcript(run)
     ledgers = sorted(ledger_dir.glob("*.jsonl"))
     children = tuple(
@@ -45,10 +50,10 @@ def capture_artifacts(
         if path.parent.name not in leave_out
     )
     return PrimeAgentArtifacts(
-        parent_session_paths=(f"/srv/evals/{run.name}/sessions/{transcript.name}",),
+        parent_session_paths=(f"{root or f'/srv/evals/{run.name}'}/sessions/{transcript.name}",),
         ledger=opener(ledgers[0]) if ledgers else None,
         parent_transcript=opener(transcript),
-        stdout=opener(run / "cli.stdout.jsonl"),
+        stdout=opener(run / stdout),
         artifact=opener(run / "repo-after" / "combined-index.md"),
         child_sessions=children,
     )

@@ -19,7 +19,7 @@ from realkit import REPO, selftest_in_fresh_home, tree
 from harness.agents import parse_agent
 from harness.model.item import ItemResult
 from harness.model.report import load_report
-from harness.selftest import scripts_for
+from harness.selftest import cases_for
 
 pytestmark = pytest.mark.real_agent
 
@@ -65,9 +65,9 @@ def selftest_run(
 def test_every_script_gets_its_expected_verdict(selftest_run: dict) -> None:
     done = selftest_run["done"]
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    every = scripts_for(parse_agent(selftest_run["agent"], "unused"))
-    scripts = [name for name, s in every.items() if not s.edit_only]  # a read fixture's
-    # A row per script, whether it holds first (a wrapped verdict continues below it).
+    # A row per script but the edit-only ones (a read fixture's), whether it holds first (a
+    # wrapped verdict continues below it).
+    scripts = [c.script for c in cases_for(parse_agent(selftest_run["agent"], "unused"))]
     rows = [r for r in map(str.split, done.stdout.splitlines()) if r[:1] in (["ok"], ["FAIL"])]
     assert sorted(r[1] for r in rows) == sorted(scripts), done.stdout
     assert all(r[0] == "ok" for r in rows), done.stdout
@@ -141,3 +141,27 @@ def test_prime_agent_turns_come_from_the_more_complete_source(selftest_run: dict
         assert item.score.turns == max(streamed, recorded), item.key
         seen_longer_transcript |= recorded > streamed
     assert seen_longer_transcript, "no item showed turns after the stream ended"
+
+
+#: The smallest edit fixture (3 tickets, one shared CHANGELOG.md).
+EDIT_FIXTURE = REPO / "fixtures" / "edit-smoke"
+
+
+def test_prime_agent_edit_selftest_holds(
+    prime_agent_bin: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every script on an edit fixture, the edit-only ones too, with the real prime-agent:
+    its children change the repository with the edit skill; every verdict is the script's
+    (lanes and the edit checks included) and the tokens are the bill."""
+    base = tmp_path_factory.mktemp("selftest-prime-agent-edit")
+    run = selftest_in_fresh_home(
+        base, "prime-agent", prime_agent_bin, SELFTEST_TIMEOUT_S, str(EDIT_FIXTURE)
+    )
+    done = run["done"]
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    scripts = [c.script for c in cases_for(parse_agent("prime-agent", "unused"), edit=True)]
+    assert {"edit-parent", "edit-wrong-lane"} <= set(scripts)
+    rows = [r for r in map(str.split, done.stdout.splitlines()) if r[:1] in (["ok"], ["FAIL"])]
+    assert sorted(r[1] for r in rows) == sorted(scripts), done.stdout
+    assert all(r[0] == "ok" for r in rows), done.stdout
+    assert tree(run["home"]) == [] and tree(run["tmp"]) == [] and run["leftovers"] == []
