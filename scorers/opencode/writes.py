@@ -20,9 +20,10 @@ less ``task``. No tool asks for a ``read`` first.
 
 ``state.status`` is ``completed`` when the tool did its work and ``error`` when it refused
 or failed (``Could not find oldString in the file...``, ``apply_patch verification
-failed...``): an error part changed nothing and is not a write. A ``bash`` part whose
-command exited non-zero is not one either (Claude Code records that as an error result:
-one meaning for every agent); ``pending`` / ``running`` parts never finished.
+failed...``): an error part changed nothing and is not a write. A ``bash`` command that
+ran is read whatever its exit status: ``echo x >> f; exit 3`` wrote ``f`` (Claude Code's
+and Codex's parsers read a command that ran the same way); ``pending`` / ``running`` parts
+never finished.
 
 Paths are made repo-relative against the working directory the part's own assistant
 message records (``data.path.cwd``: the repo the run worked in).
@@ -125,12 +126,9 @@ def _patch_files(state: Mapping[str, object]) -> Iterator[tuple[str, WriteHow]]:
 
 
 def _shell_files(state: Mapping[str, object], cwd: str | None) -> Iterator[tuple[str, WriteHow]]:
-    """The files a completed, successful ``bash`` command's text writes or removes, seen
-    from the command's own folder (``workdir``: absolute, or below the session's)."""
-    metadata = _map(state.get("metadata"))
-    status = metadata.get("exit")
-    if isinstance(status, int) and not isinstance(status, bool) and status != 0:
-        return
+    """The files a completed ``bash`` command's text writes or removes (whatever its exit
+    status: a command that ran may have written before it failed), seen from the command's
+    own folder (``workdir``: absolute, or below the session's)."""
     tool_input = _map(state.get("input"))
     command = _str(tool_input.get("command")) or ""
     workdir = _str(tool_input.get("workdir")) or ""

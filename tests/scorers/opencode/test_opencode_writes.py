@@ -89,8 +89,8 @@ def test_shell_command_that_writes_a_file_is_a_write() -> None:
 
 
 def test_failed_calls_are_not_writes() -> None:
-    """The edit whose oldString was not found, the patch that failed to apply and the
-    command that exited 3 changed nothing the records can vouch for."""
+    """The edit whose oldString was not found and the patch that failed to apply changed
+    nothing the records can vouch for (the command ``exit 3`` writes nothing either)."""
     tools, patch = evidence("tools"), evidence("patch")
     assert all(w.old != "NOT THERE" for w in tools.writes)
     assert len(tools.writes) == 6  # 2 parent/child edits + edit + write + sed + write
@@ -148,6 +148,16 @@ def test_shell_paths_are_seen_from_the_commands_workdir() -> None:
          "metadata": {"exit": 0}},
     )  # fmt: skip
     assert [(w.path, w.how) for w in part_writes(part, CWD, None)] == [("pkg/x.txt", "shell")]
+
+
+def test_a_command_that_failed_after_writing_still_wrote() -> None:
+    """A write hidden behind a failing exit status (``...; exit 3``) is still seen."""
+    part = tool_part(
+        "bash",
+        {"status": "completed", "input": {"command": "echo 1 >> pkg/b.py; exit 3"},
+         "metadata": {"exit": 3}},
+    )  # fmt: skip
+    assert [(w.path, w.how) for w in part_writes(part, CWD, None)] == [("pkg/b.py", "shell")]
 
 
 def test_a_path_outside_the_repo_keeps_its_absolute_parts() -> None:
