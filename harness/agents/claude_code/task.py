@@ -7,7 +7,7 @@ spawn's ``description``, which is how the parsers tell which subagent owns which
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
+from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt, edit_template
 
 CLAUDE_CODE_TASK = (
     PROMPT_HEAD
@@ -50,11 +50,20 @@ def _at_once(count: int) -> str:
     )
 
 
+#: On an edit fixture: each subagent makes its ticket's change first (Claude Code's Edit
+#: tool needs a Read of the file in the same subagent before it edits it).
+CLAUDE_CODE_EDIT_TASK = edit_template(CLAUDE_CODE_TASK)
+EDIT_TOOLS = "your Read and Edit tools (Read a file before you Edit it)"
+
+
 def claude_code_task(fixture: Fixture) -> str:
-    """The Claude Code prompt for ``fixture`` (its data paragraph taken from task.txt)."""
+    """The Claude Code prompt for ``fixture`` (its data paragraph taken from task.txt; an
+    edit fixture's subagents make their tickets' changes before they answer)."""
+    edit = fixture.manifest.kind == "edit"
     return agent_prompt(
-        CLAUDE_CODE_TASK,
+        CLAUDE_CODE_EDIT_TASK if edit else CLAUDE_CODE_TASK,
         fixture.manifest,
         fixture.task_text,
         at_once=_at_once(len(fixture.manifest.shards)),
+        edit_tools=EDIT_TOOLS,
     )

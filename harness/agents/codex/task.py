@@ -11,7 +11,7 @@ which the prompt says, as it says Claude Code's limit.
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
+from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt, edit_template
 
 #: The first line of every spawn message, followed by the worker name.
 WORKER_LINE = "Worker: "
@@ -51,25 +51,9 @@ CODEX_TASK = (
 )
 
 
-#: An edit fixture's step 1 (each child makes its ticket's change with Codex's edit tool,
-#: only in its own files and its own part of a shared one, then answers from the changed
-#: code): the read prompt with the child's task and the parent's don't replaced.
-_READ_CHILD = """\
-1. Do not read the shards or answer the questions yourself. For each shard, start one"""
-_EDIT_CHILD = """\
-1. Do not make the changes or answer the questions yourself. For each shard, start one"""
-_READ_TASK = """\
-       Read the file shards/<file> and answer this question exactly, computing it from the
-       whole file: <question> Do not start subagents. End with one line of the form
-       ANSWER::<file>::<{value}>"""
-_EDIT_TASK = """\
-       Read the ticket shards/<file> and make exactly the change it asks for, editing the
-       files in place with apply_patch. Change only the files the ticket names. Other
-       subagents are changing this repository at the same time, some of them the same
-       shared files: in those, change only your own part and keep everyone else's. Then
-       answer this question from the changed code: <question> Do not start subagents. End
-       with one line of the form ANSWER::<file>::<{value}>"""
-CODEX_EDIT_TASK = CODEX_TASK.replace(_READ_CHILD, _EDIT_CHILD).replace(_READ_TASK, _EDIT_TASK)
+#: On an edit fixture: each subagent makes its ticket's change first, with Codex's edit tool.
+CODEX_EDIT_TASK = edit_template(CODEX_TASK)
+EDIT_TOOLS = "apply_patch"
 
 
 def task_name(worker: str) -> str:
@@ -86,4 +70,5 @@ def codex_task(fixture: Fixture) -> str:
         fixture.task_text,
         worker_line=WORKER_LINE,
         first_task_name=task_name(fixture.manifest.shards[0].worker),
+        edit_tools=EDIT_TOOLS,
     )

@@ -8,7 +8,7 @@ which subagent owns which shard. Several ``task`` calls in one message run at on
 from __future__ import annotations
 
 from harness.fixtures import Fixture
-from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt
+from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt, edit_template
 
 #: The subagent every spawn asks for: opencode's built-in general-purpose one.
 SUBAGENT_TYPE = "general"
@@ -40,8 +40,19 @@ OPENCODE_TASK = (
 )
 
 
+#: On an edit fixture: each subagent makes its ticket's change first.
+OPENCODE_EDIT_TASK = edit_template(OPENCODE_TASK)
+EDIT_TOOLS = "your edit tool"
+
+
 def opencode_task(fixture: Fixture) -> str:
-    """The opencode prompt for ``fixture`` (its data paragraph taken from task.txt)."""
+    """The opencode prompt for ``fixture`` (its data paragraph taken from task.txt; an edit
+    fixture's subagents make their tickets' changes before they answer)."""
+    edit = fixture.manifest.kind == "edit"
     return agent_prompt(
-        OPENCODE_TASK, fixture.manifest, fixture.task_text, subagent_type=SUBAGENT_TYPE
+        OPENCODE_EDIT_TASK if edit else OPENCODE_TASK,
+        fixture.manifest,
+        fixture.task_text,
+        subagent_type=SUBAGENT_TYPE,
+        edit_tools=EDIT_TOOLS,
     )
