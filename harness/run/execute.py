@@ -67,6 +67,7 @@ from harness.run.preflight import (
     require_credentials,
     require_reachable,
     require_shared_cells,
+    require_verified,
 )
 from harness.run.scheduler import Scheduler, provider_of
 from harness.runs.catalog import RUN_FILE, owner_record
@@ -204,6 +205,7 @@ def execute_run(
     # A wrong baseline is refused before anything runs.
     baseline = load_report(config.baseline) if config.baseline is not None else None
     fixtures = load_fixtures(config)
+    require_verified(fixtures)  # an edit fixture whose hidden checks decide nothing
     plan = restrict(build_plan(fixtures, agent_models(config), config.trials), config.only_keys)
     if config.baseline is not None and baseline is not None:  # and one with nothing in common
         require_shared_cells(config.baseline, baseline, plan)

@@ -37,6 +37,7 @@ from harness.pricing import PriceTable, find_price, unpriced_models
 from harness.run.budget import check_budget_plan
 
 if TYPE_CHECKING:
+    from harness.fixtures import Fixture
     from harness.model.report import RunReport
 
 #: A CLI answers ``--version`` at once (Node clients take a second or two on a loaded
@@ -283,10 +284,24 @@ class DryRun:
         return [*out, f"dry run: nothing launched; {verdict}"]
 
 
+def require_verified(fixtures: Sequence[Fixture]) -> None:
+    """Refuse a run of an edit fixture whose hidden checks decide nothing: a shard's checks
+    that pass on the fixture as shipped, or fail on its honest solution (the first such
+    shard named, as ``fixtures validate`` names them all). Two short processes per edit
+    fixture: nothing beside a run's minutes, and a wrong verdict on every item otherwise."""
+    from harness.item.verify import verify_checks
+
+    for fixture in fixtures:
+        problems = verify_checks(fixture)
+        if problems:
+            raise problems[0].to_error()
+
+
 def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
     """The run's plan and checks; raises for what a real run would refuse (exit 2)."""
     config.validate()
     fixtures = load_fixtures(config)
+    require_verified(fixtures)
     models = effective_models(config)
     conditions = agent_models(config)
     plan = restrict(build_plan(fixtures, conditions, config.trials), config.only_keys)

@@ -182,3 +182,27 @@ def test_the_real_checks_name_a_shard_whose_solution_does_nothing(smoke: Path) -
     assert [p.field for p in problems] == ["shards[1].checks", "shards[0].checks"]
     assert problems[0].message.startswith("tax.md: its checks pass on the fixture as shipped")
     assert problems[1].message.startswith("shipping.md: its checks are failed on the honest")
+
+
+@pytest.mark.slow
+def test_a_run_of_a_fixture_whose_checks_decide_nothing_is_refused_before_anything_runs(
+    smoke: Path, tmp_path: Path
+) -> None:
+    """``run`` (and its ``--dry-run``) refuse it with the shard named, exit 2, no run dir."""
+    import subprocess
+    import sys
+
+    (smoke / "checks" / "test_tax.py").write_text(
+        "import unittest\n\n\nclass Nothing(unittest.TestCase):\n"
+        "    def test_nothing(self):\n        pass\n"
+    )
+    runs = tmp_path / "runs"
+    for extra in ([], ["--dry-run"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "run", "--fixture", str(smoke), "--agent", "sim",
+             "--model", "sim/honest", "--runs-dir", str(runs), *extra],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert "shards[1].checks: tax.md: its checks pass on the fixture as shipped" in done.stderr
+        assert not runs.exists()
