@@ -160,8 +160,9 @@ def _cut_strings(value: object) -> object:
 
 def _edits(evidence: RunEvidence) -> dict[str, Any]:
     """An edit item's final tree and writes, as the root's ``extra`` carries them. The
-    tree's ``seconds`` are its shards' own (the checks process's total is the bundle's);
-    a write's texts are cut as any text is (no rule reads them)."""
+    tree is not cut (the collector bounded its diffs and tails, and a reason quotes a
+    tail's last line); its ``seconds`` are its shards' own (the checks process's total is
+    the bundle's). A write's texts are cut as any text is (no rule reads them)."""
     tree = evidence.tree
     return {
         "tree": None if tree is None else tree_to_dict(tree, sum(c.seconds for c in tree.checks)),
