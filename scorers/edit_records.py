@@ -4,7 +4,7 @@ tree the collector found (re-exported by :mod:`scorers.records`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, get_args
 
 #: A path as the scorer compares it (see ``scorers.records.NormPath``).
 NormPath = str
@@ -40,6 +40,31 @@ class FileWrite(NamedTuple):
     old: str | None = None
     new: str | None = None
     at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+    @classmethod
+    def from_dict(cls, row: object) -> FileWrite:
+        """:meth:`to_dict`'s form read back; ``ValueError`` naming the first field that
+        does not fit."""
+        if not isinstance(row, dict):
+            raise ValueError("not an object")
+        path, how, exact = row.get("path"), row.get("how"), row.get("exact", False)
+        if not isinstance(path, str) or not path.strip("/"):
+            raise ValueError("path: not a path")
+        if how not in _HOWS:
+            raise ValueError(f"how: not one of {', '.join(sorted(_HOWS))}")
+        if not isinstance(exact, bool):
+            raise ValueError("exact: not a boolean")
+        texts = {k: row.get(k) for k in ("child_id", "old", "new", "at")}
+        for key, value in texts.items():
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{key}: not a string")
+        return cls(texts["child_id"], path, how, exact, texts["old"], texts["new"], texts["at"])
+
+
+_HOWS: Final[frozenset[str]] = frozenset(get_args(WriteHow))
 
 
 #: A declared file's final state against the fixture as shipped.

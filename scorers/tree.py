@@ -1,8 +1,9 @@
 """The final tree of an edit fixture: the bundle's ``edits.json``, both ways.
 
 The collector (``harness/item/tree.py``) writes it with :func:`tree_to_dict`; the scorer
-reads it back with :func:`parse_tree`, which counts every entry it has to skip as
-``malformed`` and never raises. A document that cannot be read at all says so in
+reads it back with :func:`parse_tree` (a file) or :func:`tree_from_dict` (the same form
+inside an exported trajectory), which count every entry they have to skip as ``malformed``
+and never raise. A document that cannot be read at all says so in
 ``checks_error``: the checks' outcomes are then unknown, never taken as passed.
 """
 
@@ -124,6 +125,12 @@ def parse_tree(opener: Opener) -> TreeEvidence:
         doc = json.loads(raw)
     except (ValueError, RecursionError):
         return _unreadable("is not JSON")
+    return tree_from_dict(doc)
+
+
+def tree_from_dict(doc: object) -> TreeEvidence:
+    """:func:`tree_to_dict`'s form read back (from edits.json, or as an ATIF export carries
+    it); what cannot be read is counted in ``malformed``. Never raises."""
     if not isinstance(doc, dict) or doc.get("schema_version") != EDITS_SCHEMA_VERSION:
         return _unreadable(f"is not schema version {EDITS_SCHEMA_VERSION}")
     files, bad_files = _rows(doc.get("files"), _file, lambda f: f.path)

@@ -19,7 +19,7 @@ from harness.export.atif import ItemFacts, PriceFn, usage_from, write_trajectory
 from harness.model.item import ItemResult
 from harness.model.report import RunReport, load_report
 from scorers import ItemScore
-from scorers.types import Manifest
+from scorers.types import FixtureKind, Manifest
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentAdapter
@@ -57,6 +57,7 @@ def facts_of(
     cost_usd: float | None = None,
     error: str | None = None,
     fixture_path: str | None = None,
+    kind: FixtureKind = "read",
 ) -> ItemFacts:
     """An item's metadata for its document, its verdicts and usage from its ``score``."""
     checks = {c.name: (c.passed, c.reason, tuple(c.failing)) for c in score.checks}
@@ -77,6 +78,7 @@ def facts_of(
         artifact=artifact,
         error=error,
         fixture_path=fixture_path,
+        kind=kind,
     )
 
 
@@ -88,8 +90,11 @@ def item_document(
     facts: ItemFacts,
     price: PriceFn | None = None,
 ) -> dict[str, Any]:
-    """The ATIF document of one bundle: its adapter's evidence and turns, one writer."""
-    evidence = adapter.evidence(item_dir, meta, manifest)
+    """The ATIF document of one bundle: its adapter's evidence (with the final tree, as
+    scoring reads it) and turns, one writer."""
+    from harness.agents.base import with_tree
+
+    evidence = with_tree(adapter.evidence(item_dir, meta, manifest), item_dir)
     swarm = adapter.swarm(item_dir, meta, evidence, manifest)
     return write_trajectory(swarm, evidence, facts, price)
 
@@ -160,6 +165,7 @@ def export_run(run_dir: Path, out_dir: Path | None = None, keys: Sequence[str] =
                 cost_usd=item.cost.usd if item.cost is not None else None,
                 error=item.facts.error,
                 fixture_path=meta.get("fixture_path"),
+                kind=manifest.kind,
             )
             document = item_document(
                 adapter_for_meta(meta), item_dir, meta, manifest, facts, _pricer(item, prices)

@@ -17,7 +17,12 @@ of ATIF expects it:
   agent records the change only beside its result's text (prime-agent's ``details.diffs``)
   that record is in the result's ``extra.details``;
 - the answer artifact's bullets, the verdict per criterion, the failure signatures, the
-  item key and run id are in the root's ``extra``.
+  item key and run id are in the root's ``extra``;
+- of an edit fixture's item, the root's ``extra`` also holds the final tree the collector
+  recorded (``tree``: edits.json's form, ``null`` when the run had none) and every write
+  the agent's parser read from the threads' records (``writes``, in record order, each
+  naming its thread): carried, not left to be re-derived from the tool calls (why:
+  :mod:`scorers.atif.edits`).
 
 So a trajectory carries the evidence the rubric needs, and ``score --trajectory`` (by
 :mod:`scorers.atif`) judges it with the same rules. Large texts are cut with a marker that
@@ -42,6 +47,8 @@ from scorers.records import (
     SpawnEvent,
 )
 from scorers.tokens import TokenUsage
+from scorers.tree import tree_to_dict
+from scorers.types import FixtureKind
 
 #: The newest ATIF version the pinned validator (``atif`` 1.8.0) accepts.
 SCHEMA_VERSION: Final = "ATIF-v1.8"
@@ -77,6 +84,8 @@ class ItemFacts:
     error: str | None = None
     #: Where the fixture was when the item ran (``score --trajectory`` finds it there).
     fixture_path: str | None = None
+    #: The fixture's kind: an edit item's document carries its final tree and writes.
+    kind: FixtureKind = "read"
 
 
 def _cut(text: str) -> tuple[str, dict[str, Any] | None]:
@@ -147,6 +156,18 @@ def _cut_strings(value: object) -> object:
     if isinstance(value, list | tuple):
         return [_cut_strings(v) for v in value]
     return value
+
+
+def _edits(evidence: RunEvidence) -> dict[str, Any]:
+    """An edit item's final tree and writes, as the root's ``extra`` carries them. The
+    tree is not cut (the collector bounded its diffs and tails, and a reason quotes a
+    tail's last line); its ``seconds`` are its shards' own (the checks process's total is
+    the bundle's). A write's texts are cut as any text is (no rule reads them)."""
+    tree = evidence.tree
+    return {
+        "tree": None if tree is None else tree_to_dict(tree, sum(c.seconds for c in tree.checks)),
+        "writes": [_cut_strings(w.to_dict()) for w in evidence.writes],
+    }
 
 
 def _result(result: Result, calls: frozenset[str]) -> dict[str, Any]:
@@ -481,6 +502,8 @@ def write_trajectory(
             "unreadable_lines": answers.unreadable_lines,
         },
     }
+    if item.kind == "edit":
+        ours.update(_edits(evidence))
     children = []
     for child in evidence.child_sessions:
         doc = _child_doc(child, threads.get(child.child_id), session_id, agent, price)

@@ -45,7 +45,7 @@ def score_trajectory(path: Path, fixture: str | None, roots: Sequence[Path]) -> 
         fixture = kept  # where the item's fixture was when it ran, if it is still there
     where = find_fixture(fixture if fixture is not None else str(named), roots)
     manifest = load_fixture(where).manifest
-    read = trajectory_evidence(doc, manifest.artifact)
+    read = trajectory_evidence(doc, manifest.artifact, manifest.kind)
     score = score_evidence(read.evidence, manifest)
     criteria: dict[str, Any] = {}
     for check in score.checks:

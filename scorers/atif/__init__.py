@@ -18,8 +18,14 @@ another tool's. What a trajectory must hold, and what is read from where:
 - **the answer**: ``extra.swarm_harness.answer`` (ours), else the root's last tool call that
   writes the fixture's artifact (a ``content`` argument beside a path argument naming it).
 
+- **edits** (an edit fixture's): the final tree and every write, carried by ours in the
+  root's ``extra`` (:mod:`scorers.atif.edits`, which says why they are not re-derived from
+  the tool calls).
+
 What cannot be read is never guessed: with no answer, coverage and provenance are
-*unscorable*; with a spawn that names no worker, so are delegation, dedup and provenance.
+*unscorable*; with a spawn that names no worker, so are delegation, dedup and provenance;
+on an edit fixture, with no final tree, coverage and provenance are, and with no writes,
+provenance and lanes.
 """
 
 from scorers.atif.evidence import TrajectoryEvidence, trajectory_evidence

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from scorers.artifact import bullet_of
+from scorers.atif.edits import edit_records
 from scorers.records import (
     ArtifactParse,
     Bullet,
@@ -30,6 +31,7 @@ from scorers.records import (
     path_ends_with,
 )
 from scorers.tokens import NO_TOKENS, TokenUsage, UsageTally
+from scorers.types import FixtureKind
 
 #: The key of swarm-harness's own fields in an ``extra``.
 OURS: Final = "swarm_harness"
@@ -343,12 +345,16 @@ class _Reader:
         return ArtifactParse(bullets), True
 
 
-def trajectory_evidence(doc: Mapping[str, Any], artifact: str) -> TrajectoryEvidence:
-    """The rubric's evidence in an ATIF document, for a fixture whose answer is ``artifact``."""
+def trajectory_evidence(
+    doc: Mapping[str, Any], artifact: str, kind: FixtureKind = "read"
+) -> TrajectoryEvidence:
+    """The rubric's evidence in an ATIF document, for a fixture of ``kind`` whose answer is
+    ``artifact``."""
     reader = _Reader(doc)
     reader.read_root()
     children = reader.children()
     answers, said = reader.answers(artifact)
+    edits = edit_records(reader.root)
     root_steps = _steps(doc)
     stamps = _stamps(root_steps)
     parent_usage = _steps_usage(root_steps)
@@ -376,11 +382,16 @@ def trajectory_evidence(doc: Mapping[str, Any], artifact: str) -> TrajectoryEvid
         answers=answers,
         child_sessions=children,
         child_session_dirs=len(children),
+        writes=edits.writes,
+        tree=edits.tree,
     )
     unscorable: dict[str, str] = {}
     if not said:
         for name in COVERAGE_LIKE:
             unscorable[name] = f"the trajectory holds no {artifact} (no answer, no call writing it)"
+    if kind == "edit":  # what its edits lack, after what its answer does
+        for name, why in edits.unscorable().items():
+            unscorable[name] = f"{unscorable[name]}; {why}" if name in unscorable else why
     unnamed = [s.child_id for s in reader.spawns if not s.name]
     if unnamed:
         for name in NAMED_LIKE:

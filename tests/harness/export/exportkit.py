@@ -25,11 +25,11 @@ def exports_and_reads_back(
     facts = facts_of(
         score, run_id="capture", key=key, fixture=manifest.name, trial=1,
         status="resolved" if score.resolved else "unresolved", agent=agent,
-        agent_version=None, model="unknown", artifact=manifest.artifact,
+        agent_version=None, model="unknown", artifact=manifest.artifact, kind=manifest.kind,
     )  # fmt: skip
     doc: dict[str, Any] = json.loads(json.dumps(write_trajectory(swarm, evidence, facts)))
     Trajectory.model_validate(doc)
-    back = trajectory_evidence(doc, manifest.artifact)
+    back = trajectory_evidence(doc, manifest.artifact, manifest.kind)
     assert not back.unscorable
     again = score_evidence(back.evidence, manifest)
     assert {c.name: c.passed for c in again.checks} == {c.name: c.passed for c in score.checks}
