@@ -21,10 +21,8 @@ Only the openers the collector handed over are called. The mapping onto the reco
 * a reply's text is the child's own final message (``task_complete.last_agent_message``)
   when what the caller received is exactly that, else empty (the caller got something
   else, so the child's words cannot vouch for an answer);
-* a write per change of a file a thread's own rollout records (:mod:`scorers.codex.writes`:
-  the patches Codex applied, the files its successful shell commands write), the root's
-  as the parent's, every other thread's as the child its thread id names (the child id of
-  its spawn edge);
+* a write per change of a file a thread's own rollout records (:mod:`scorers.codex.writes`),
+  the root's as the parent's, any other thread's as the child its thread id names;
 * a child session per thread below the root: its parent's path, its depth, the task it
   was given when one of its messages is the spawn message of a call that started it,
   ``worked`` when at least one of its own model responses completed, its usage from its

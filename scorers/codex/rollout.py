@@ -16,17 +16,8 @@ Codex (0.171.0) writes one rollout per thread, the root's and each child's, ever
   ``receiver_thread_ids``) or a ``SubAgentActivity`` (second protocol: ``started`` with the
   child's ``agent_thread_id`` for the spawn's call id), and ``task_complete`` (the turn's
   ``last_agent_message``, or its ``error`` with ``codex_error_info``);
-* what the thread did to files: ``event_msg`` ``item_completed`` of a ``FileChange`` (a
-  patch Codex applied: ``changes`` keyed by absolute path, each ``add`` with its
-  ``content``, ``delete``, or ``update`` with its ``unified_diff`` and ``move_path``; the
-  item's ``id`` is the call's; ``status`` ``failed`` when it stopped part-way: the files
-  before the one its output names were written) and of a ``CommandExecution`` (``command`` as argv, ``cwd``
-  as a ``file://`` URI, ``status`` and ``exit_code``). A patch that did not apply
-  (``apply_patch verification failed``) leaves no ``FileChange``. The calls themselves are
-  ``custom_tool_call`` items (``apply_patch``, freeform: the patch is its ``input``) with a
-  ``custom_tool_call_output``, and ``function_call`` items (``exec_command {cmd, workdir}``)
-  with a ``function_call_output`` (``Process exited with code N``); a call no item event
-  answers is read from them;
+* what the thread did to files (``FileChange`` and ``CommandExecution`` items, the patch
+  and command calls): read as :mod:`scorers.codex.patches` says;
 * ``token_usage_record``: one per model response, ``usage`` with ``input_tokens`` (cached
   input inside it), ``cached_input_tokens``, ``cache_write_input_tokens``,
   ``output_tokens`` (reasoning inside it) and ``reasoning_output_tokens``, and the
@@ -38,21 +29,18 @@ Nothing here raises on any input bytes: unreadable lines are counted.
 from __future__ import annotations
 
 import json
-import posixpath
 import re
-import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import IO, Final
-from urllib.parse import unquote, urlsplit
 
+from scorers.codex import patches
+from scorers.codex.patches import PATCH_TOOLS, SHELL_TOOLS, PatchItem
 from scorers.codex.thread import (
     Call,
     Change,
     CommandRun,
     Failure,
     Heard,
-    PatchApplied,
     Thread,
     arguments_of,
     failure_of,
@@ -63,7 +51,6 @@ from scorers.codex.thread import (
 )
 from scorers.lines import MALFORMED, iter_json_lines
 from scorers.records import NO_TOKENS
-from scorers.writes import repo_relative
 
 #: User messages Codex writes itself: none of them is the task.
 CONTEXT_PREFIXES: Final = (
@@ -75,33 +62,9 @@ CONTEXT_PREFIXES: Final = (
 _NOTIFICATION: Final = re.compile(
     r"<subagent_notification>\s*(?P<body>\{.*?\})\s*</subagent_notification>", re.S
 )
-#: The tools whose call is a patch (its text the ``input``), and those that run a command.
-PATCH_TOOLS: Final = frozenset({"apply_patch"})
-SHELL_TOOLS: Final = frozenset({"exec_command", "shell", "shell_command", "local_shell"})
-#: How a call's output says it succeeded, when no item event tells (a patch; a command).
-_PATCH_OK: Final = re.compile(r"\A(?:Exit code: 0\b|Success\. Updated the following files)")
-_COMMAND_OK: Final = re.compile(r"^Process exited with code 0$", re.M)
-#: A patch's file headers (``*** Add File: p``, ``*** Delete File: p``, ``*** Update File:
-#: p``, then optionally ``*** Move to: q``).
-_PATCH_FILE: Final = re.compile(
-    r"^\*\*\* (?P<kind>Add|Delete|Update) File: (?P<path>.+?)[ \t]*$"
-    r"(?:\n\*\*\* Move to: (?P<to>.+?)[ \t]*$)?",
-    re.M,
-)
 _AGENT_MESSAGE: Final = re.compile(
     r"\AMessage Type: (?P<kind>[A-Z_]+)\n(?:[^\n]*\n)*?Payload:\n(?P<payload>.*)\Z", re.S
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _PatchItem:
-    """A ``FileChange`` item as recorded, its status (``completed``, ``failed``, ...) kept
-    until the call's output is read."""
-
-    call_id: str
-    files: tuple[tuple[str, str, str | None, str | None], ...]
-    status: str
-    at: str | None
 
 
 class _Reader:
@@ -126,9 +89,8 @@ class _Reader:
         self.unnamed_responses = 0
         self.usage = NO_TOKENS
         self.malformed = 0
-        #: Item events and calls that may change files, in record order; a call is
-        #: read only when no item event answers it.
-        self.changes: list[Change | Call | _PatchItem] = []
+        #: What may have changed files, in order (a call read only if no item answers it).
+        self.changes: list[Change | Call | PatchItem] = []
         self.answered: set[str] = set()
 
     def line(self, value: object) -> None:
@@ -149,6 +111,13 @@ class _Reader:
         elif kind == "token_usage_record":
             self.usage_record(payload)
 
+    def called(self, call: Call) -> None:
+        """A model's tool call; one that may change files is also a change to read."""
+        self.calls.append(call)
+        self.by_call[call.call_id] = call
+        if call.name in SHELL_TOOLS or call.name in PATCH_TOOLS:
+            self.changes.append(call)
+
     def item(self, item: Mapping[str, object], at: str | None) -> None:
         kind = item.get("type")
         if kind == "message" and item.get("role") == "user":
@@ -168,10 +137,7 @@ class _Reader:
                 arguments_of(item.get("arguments")),
                 at,
             )
-            self.calls.append(call)
-            self.by_call[call.call_id] = call
-            if call.name in SHELL_TOOLS or call.name in PATCH_TOOLS:
-                self.changes.append(call)
+            self.called(call)
         elif kind == "custom_tool_call":  # a freeform tool (apply_patch): its text is the input
             call = Call(
                 string(item.get("call_id")) or "",
@@ -180,15 +146,8 @@ class _Reader:
                 {"input": item.get("input") if isinstance(item.get("input"), str) else ""},
                 at,
             )
-            self.calls.append(call)
-            self.by_call[call.call_id] = call
-            if call.name in PATCH_TOOLS:
-                self.changes.append(call)
-        elif kind == "custom_tool_call_output":
-            self.outputs.setdefault(
-                string(item.get("call_id")) or "", text_of(item.get("output"), ("text",))
-            )
-        elif kind == "function_call_output":
+            self.called(call)
+        elif kind in ("custom_tool_call_output", "function_call_output"):
             call_id = string(item.get("call_id")) or ""
             output = text_of(item.get("output"), ("text",))
             self.outputs.setdefault(call_id, output)
@@ -246,15 +205,17 @@ class _Reader:
             elif item.get("type") == "FileChange":
                 self.answered.add(call_id)
                 status = string(item.get("status")) or ""
-                self.changes.append(_PatchItem(call_id, _patched(item.get("changes")), status, at))
+                self.changes.append(
+                    PatchItem(call_id, patches.patched_files(item.get("changes")), status, at)
+                )
             elif item.get("type") == "CommandExecution":
                 self.answered.add(call_id)
                 code = item.get("exit_code")
                 self.changes.append(
                     CommandRun(
                         call_id,
-                        _script(item.get("command")),
-                        _from_uri(string(item.get("cwd"))),
+                        patches.script_of(item.get("command")),
+                        patches.path_of_uri(string(item.get("cwd"))),
                         item.get("status") == "completed" and code == 0,
                         at,
                     )
@@ -317,132 +278,12 @@ class _Reader:
             usage=self.usage,
             malformed=self.malformed,
             cwd=string(meta.get("cwd")),
-            changes=tuple(self._changes()),
-        )
-
-    def _changes(self) -> list[Change]:
-        """The item events in order, with each call no item event answers read from the
-        call and its output (a failed one dropped)."""
-        found: list[Change] = []
-        cwd = string(self.meta.get("cwd"))
-        for entry in self.changes:
-            if isinstance(entry, _PatchItem):
-                files = entry.files if entry.status == "completed" else ()
-                if entry.status == "failed":
-                    said = self.outputs.get(entry.call_id, "")
-                    patch = _patch_text(self.by_call.get(entry.call_id))
-                    files = _written_before(entry.files, patch, said, cwd)
-                if files:
-                    found.append(PatchApplied(entry.call_id, files, entry.at))
-                continue
-            if not isinstance(entry, Call):
-                found.append(entry)
-                continue
-            if entry.call_id in self.answered:
-                continue
-            output = self.outputs.get(entry.call_id)
-            if output is None:
-                continue
-            if entry.name in PATCH_TOOLS:
-                patch = _patch_text(entry)
-                files = _patch_files(patch)
-                if not _PATCH_OK.search(output):
-                    files = _written_before(files, patch, output, cwd)
-                if files:
-                    found.append(PatchApplied(entry.call_id, files, entry.at))
-                continue
-            command = _script(entry.arguments.get("cmd") or entry.arguments.get("command"))
-            workdir = entry.arguments.get("workdir")
-            found.append(
-                CommandRun(
-                    entry.call_id,
-                    command,
-                    workdir if isinstance(workdir, str) and workdir else None,
-                    bool(_COMMAND_OK.search(output)),
-                    entry.at,
+            changes=tuple(
+                patches.reconcile(
+                    self.changes, self.outputs, self.by_call, self.answered, string(meta.get("cwd"))
                 )
-            )
-        return found
-
-
-def _patched(changes: object) -> tuple[tuple[str, str, str | None, str | None], ...]:
-    """A ``FileChange`` item's files: (path, kind, added content, moved to)."""
-    if not isinstance(changes, Mapping):
-        return ()
-    files = []
-    for path, change in changes.items():
-        if not isinstance(path, str) or not path or not isinstance(change, Mapping):
-            continue
-        kind = string(change.get("type")) or "update"
-        content = change.get("content") if kind == "add" else None
-        files.append(
-            (
-                path,
-                kind,
-                content if isinstance(content, str) else None,
-                string(change.get("move_path")),
-            )
+            ),
         )
-    return tuple(files)
-
-
-def _patch_files(patch: str) -> tuple[tuple[str, str, str | None, str | None], ...]:
-    """The files a patch's text names (what a call says when no item event does)."""
-    return tuple((m["path"], m["kind"].lower(), None, m["to"]) for m in _PATCH_FILE.finditer(patch))
-
-
-def _patch_text(call: Call | None) -> str:
-    """The patch a call sent: ``apply_patch``'s input, or a shell command's text (Codex
-    applies ``apply_patch <<'EOF'`` itself)."""
-    if call is None:
-        return ""
-    text = call.arguments.get("input") or call.arguments.get("cmd")
-    return text if isinstance(text, str) else ""
-
-
-def _written_before(
-    files: tuple[tuple[str, str, str | None, str | None], ...],
-    patch: str,
-    output: str,
-    cwd: str | None,
-) -> tuple[tuple[str, str, str | None, str | None], ...]:
-    """What a patch that failed part-way still wrote. Codex applies a patch file by file,
-    in the patch's order, and stops at the first file it cannot change (another thread
-    changed it since the patch was checked), naming that file in its output: the files
-    before it were written. A failure that names none of the patch's files (it was refused
-    before anything applied) wrote nothing."""
-    order = [m["path"] for m in _PATCH_FILE.finditer(patch)]
-    failed = next(
-        (
-            n
-            for n, path in enumerate(order)
-            if path in output or (cwd and posixpath.join(cwd, path) in output)
-        ),
-        None,
-    )
-    if failed is None:
-        return ()
-    written = {repo_relative(p, cwd) for p in order[:failed]}
-    return tuple(f for f in files if repo_relative(f[0], cwd) in written)
-
-
-def _script(command: object) -> str:
-    """A command's script: the text a shell runs (``bash -lc <script>`` as Codex records
-    it), else the argv joined."""
-    if isinstance(command, str):
-        return command
-    if not isinstance(command, list) or not all(isinstance(w, str) for w in command):
-        return ""
-    if len(command) == 3 and command[1] in ("-c", "-lc"):
-        return str(command[2])
-    return shlex.join(command)
-
-
-def _from_uri(cwd: str | None) -> str | None:
-    """A ``file://`` URI as a path (Codex records a command's cwd so)."""
-    if cwd is None or not cwd.startswith("file://"):
-        return cwd
-    return unquote(urlsplit(cwd).path) or None
 
 
 def parse_rollout(stream: IO[bytes]) -> Thread:

@@ -68,5 +68,8 @@ def test_a_mention_in_code_is_caught() -> None:
 
 
 def test_modules_stay_small() -> None:
-    sizes = {source.name: len(source.read_text().splitlines()) for source in SOURCES}
+    # Keyed by the path below scorers/: several modules share a name (evidence.py).
+    sizes = {
+        str(source.relative_to(SCORERS)): len(source.read_text().splitlines()) for source in SOURCES
+    }
     assert max(sizes.values()) <= 300, sizes
