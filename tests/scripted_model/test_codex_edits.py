@@ -35,7 +35,15 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "codex-edits"
 #: edit-smoke's manifest (3 tickets on shop/, each with its own line in CHANGELOG.md).
 MANIFEST = json.loads((DATA / "fixture.json").read_text(encoding="utf-8"))
 ORACLE = Oracle.from_manifests([MANIFEST])
-SHIPPING = ORACLE.solution("shipping.md")
+
+
+def _solution(shard: str) -> tuple[Edit, ...]:
+    edits = ORACLE.solution(shard)
+    assert edits is not None, shard
+    return edits
+
+
+SHIPPING = _solution("shipping.md")
 TASK = (
     "Shards, questions and workers:\n"
     + "".join(
@@ -292,13 +300,13 @@ def test_the_real_apply_patch_makes_every_shards_change_in_any_order(tmp_path: P
     )
     (repo / "shop" / "discount.py").write_text('CODES = {"WELCOME5": 5, "SPRING10": 10}\n')
     for shard in ("discount.md", "shipping.md", "tax.md"):
-        edits = ORACLE.solution(shard)
+        edits = _solution(shard)
         texts = {e.path: (repo / e.path).read_text() for e in edits}
         patch = build_patch(edits, texts)
         assert patch is not None
         done = subprocess.run([str(tool), patch], cwd=repo, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
     for shard in ORACLE.solutions:
-        for edit in ORACLE.solution(shard):
+        for edit in _solution(shard):
             assert edit.new in (repo / edit.path).read_text(), edit
     shutil.rmtree(repo)
