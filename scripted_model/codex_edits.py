@@ -44,9 +44,11 @@ EDIT_TRIES: Final = 3
 #: The edit lock: a folder in the item's private TMPDIR (never in the repo, so no shard's
 #: files or the repo's list of changes show it; the item's cleanup removes a leftover).
 LOCK_DIR: Final = '"${TMPDIR:-/tmp}/swh-edit.lock"'
-#: Seconds one try to take the lock waits inside its command: well under the 10 s
-#: ``exec_command`` waits for a command to exit before it returns it still running (a
-#: command that could still take the lock after its call returned would hold it unseen).
+#: Seconds one try to take the lock waits inside its command: well under the time
+#: ``exec_command`` waits for a command to exit before it returns it as still running (10 s
+#: by default in Codex's unified exec; every try that gave up came back exited in the
+#: selftest runs). A command that could still take the lock after its call returned would
+#: hold it unseen.
 LOCK_WAIT_S: Final = 4
 #: Tries to take the lock before a thread changes its files without it: a holder stopped
 #: mid-change (Codex aborted it) never gives it back. Each try waits up to

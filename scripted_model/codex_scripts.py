@@ -21,14 +21,13 @@ rubric must reach for them.
 On an edit fixture (the oracle holds each shard's honest change) a child makes its shard's
 change with Codex's own ``apply_patch`` (:mod:`scripted_model.codex_edits`: under an edit
 lock it takes and gives back through ``exec_command``, since Codex's patches of one shared
-file at once lose lines, it reads each file it changes, then patches) before it answers; every script keeps its meaning: ``no-spawn``'s
-parent makes every change itself before it writes the answers, a wrong or duplicate
-child still changes what it would (a failing one nothing: it never gets a
-model answer; the silent one ends without a change), ``no-wait``'s last children are
-stopped wherever they are. Two scripts are
-played on edit fixtures only: ``edit-parent`` (the parent makes every change, then its
-children only answer) and ``edit-wrong-lane`` (the first child also changes a file another
-shard owns).
+file at once lose lines, it reads each file it changes, then patches) before it answers;
+every script keeps its meaning: ``no-spawn``'s parent makes every change itself before it
+writes the answers, a wrong or duplicate child still changes what it would (a failing one
+nothing: it never gets a model answer; the silent one ends without a change), ``no-wait``'s
+last children are stopped wherever they are. Two scripts are played on edit fixtures only:
+``edit-parent`` (the parent makes every change, then its children only answer) and
+``edit-wrong-lane`` (the first child also changes a file another shard owns).
 """
 
 from __future__ import annotations
