@@ -1,13 +1,25 @@
-"""How a scripted Codex thread changes files: with Codex's own ``apply_patch``.
+"""How a scripted Codex thread changes files: with Codex's own ``apply_patch``, under a lock.
 
 ``apply_patch`` takes a patch in Codex's own format (``*** Begin Patch``, a section per file,
 ``*** End Patch``) whose hunks name whole lines: the old lines must be in the file as it is
 when the patch applies, or nothing of the patch applies ("apply_patch verification
 failed"). So a thread first reads each file it changes (``cat`` through ``exec_command``),
 then sends one patch built from what it read, and reads again and retries when the patch
-did not apply (another thread changed a line it names). Codex offers the tool to a model its
-catalog gives one (:mod:`harness.agents.codex.catalog`); without it, the same patch goes
-through ``exec_command`` as ``apply_patch <<'PATCH'``, which Codex applies the same way.
+did not apply. Codex offers the tool to a model its catalog gives one
+(:mod:`harness.agents.codex.catalog`); without it, the same patch goes through
+``exec_command`` as ``apply_patch <<'PATCH'``, which Codex applies the same way.
+
+Codex applies a patch as an unlocked read-modify-write of each file, written in place, so
+two threads patching one shared file at once lose lines: one's write replaces the other's
+(both report success), or one reads the file half-written and fails (measured in
+docs/reference/agents/codex.md). A selftest script must reach one verdict whatever the
+timing, so every thread takes a lock around its change, through its own shell tool:
+:data:`TAKE_LOCK` makes a folder in the item's private ``TMPDIR`` (``mkdir`` is atomic:
+one thread makes it, the others wait for it to go), then the thread reads, patches with
+``apply_patch`` (the change is still Codex's ``FileChange``, read as the thread's write)
+and removes the folder (:data:`DROP_LOCK`). Codex will not do this for it: it applies
+``apply_patch`` only when a command is that call alone (``flock . apply_patch <<'PATCH'``
+runs as a plain command, and no ``apply_patch`` program is on the shell's ``PATH``).
 """
 
 from __future__ import annotations
@@ -22,11 +34,32 @@ from scripted_model.oracle import Edit
 PATCH_TOOL: Final = "apply_patch"
 #: What starts a read of a file the thread is about to change.
 READ_PREFIX: Final = "cat -- "
+#: What precedes a finished command's exit code in ``exec_command``'s output.
+EXITED: Final = "Process exited with code "
 #: How the output of a successful patch begins (the freeform tool's; the shell's wraps it).
 PATCH_OK: Final = ("Exit code: 0", "Success. Updated the following files")
-#: Times a thread reads and patches before it gives up (another thread keeps changing the
-#: lines its patch names).
+#: Times a thread reads and patches before it gives up (the lines its patch names are not
+#: there).
 EDIT_TRIES: Final = 3
+#: The edit lock: a folder in the item's private TMPDIR (never in the repo, so no shard's
+#: files or the repo's list of changes show it; the item's cleanup removes a leftover).
+LOCK_DIR: Final = '"${TMPDIR:-/tmp}/swh-edit.lock"'
+#: Seconds one try to take the lock waits inside its command: well under the time
+#: ``exec_command`` waits for a command to exit before it returns it as still running (10 s
+#: by default in Codex's unified exec; every try that gave up came back exited in the
+#: selftest runs). A command that could still take the lock after its call returned would
+#: hold it unseen.
+LOCK_WAIT_S: Final = 4
+#: Tries to take the lock before a thread changes its files without it: a holder stopped
+#: mid-change (Codex aborted it) never gives it back. Each try waits up to
+#: :data:`LOCK_WAIT_S`, and a holder keeps it for three model turns (read, patch, release):
+#: a minute is far more than the other children of an item take on a loaded machine.
+LOCK_TRIES: Final = 15
+TAKE_LOCK: Final = (
+    f"until mkdir {LOCK_DIR} 2>/dev/null; do "
+    f"[ $SECONDS -lt {LOCK_WAIT_S} ] || exit 1; sleep 0.05; done"
+)
+DROP_LOCK: Final = f"rmdir {LOCK_DIR}"
 #: A comment line by file extension: what ``edit-wrong-lane`` appends to a file it does
 #: not own (a harmless change, so that file's own shard still passes its checks).
 COMMENT: Final[Mapping[str, str]] = {
@@ -52,6 +85,18 @@ def command_stdout(output: str) -> str:
     """What a command printed, from ``exec_command``'s output text (after ``Output:``)."""
     _, sep, body = output.partition("Output:\n")
     return body if sep else ""
+
+
+def exit_code(output: str | None) -> int | None:
+    """The exit code ``exec_command``'s output reports (None: none, the command is still
+    running or never ran)."""
+    for line in (output or "").split("\n"):
+        if line.startswith(EXITED):
+            code = line[len(EXITED) :].strip()
+            return int(code) if code.lstrip("-").isdigit() else None
+        if line.startswith("Output:"):
+            break
+    return None
 
 
 def patch_applied(output: str) -> bool:
@@ -140,11 +185,15 @@ def shell_patch(patch: str) -> str:
 
 
 __all__ = [
+    "DROP_LOCK",
     "EDIT_TRIES",
+    "LOCK_TRIES",
     "PATCH_TOOL",
+    "TAKE_LOCK",
     "build_patch",
     "command_stdout",
     "comment_line",
+    "exit_code",
     "patch_applied",
     "read_command",
     "read_path",

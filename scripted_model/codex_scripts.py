@@ -19,16 +19,15 @@ value comes from the oracle. Scripts differ in one way each and say which verdic
 rubric must reach for them.
 
 On an edit fixture (the oracle holds each shard's honest change) a child makes its shard's
-change with Codex's own ``apply_patch`` (:mod:`scripted_model.codex_edits`: it reads each
-file it changes, then patches, and reads again and retries when another child changed a
-line its patch names) before it answers; every script keeps its meaning: ``no-spawn``'s
-parent makes every change itself before it writes the answers, a wrong or duplicate
-child still changes what it would (a failing one nothing: it never gets a
-model answer; the silent one ends without a change), ``no-wait``'s last children are
-stopped wherever they are. Two scripts are
-played on edit fixtures only: ``edit-parent`` (the parent makes every change, then its
-children only answer) and ``edit-wrong-lane`` (the first child also changes a file another
-shard owns).
+change with Codex's own ``apply_patch`` (:mod:`scripted_model.codex_edits`: under an edit
+lock it takes and gives back through ``exec_command``, since Codex's patches of one shared
+file at once lose lines, it reads each file it changes, then patches) before it answers;
+every script keeps its meaning: ``no-spawn``'s parent makes every change itself before it
+writes the answers, a wrong or duplicate child still changes what it would (a failing one
+nothing: it never gets a model answer; the silent one ends without a change), ``no-wait``'s
+last children are stopped wherever they are. Two scripts are played on edit fixtures only:
+``edit-parent`` (the parent makes every change, then its children only answer) and
+``edit-wrong-lane`` (the first child also changes a file another shard owns).
 """
 
 from __future__ import annotations
@@ -39,11 +38,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scripted_model.codex_edits import (
+    DROP_LOCK,
     EDIT_TRIES,
+    LOCK_TRIES,
     PATCH_TOOL,
+    TAKE_LOCK,
     build_patch,
     command_stdout,
     comment_line,
+    exit_code,
     patch_applied,
     read_command,
     read_path,
@@ -443,18 +446,27 @@ def _edit_step(
     conv: ResponsesConversation, edits: Sequence[Edit], appends: Sequence[tuple[str, str]] = ()
 ) -> Reply | None:
     """The thread's next step towards making ``edits`` (and ``appends``) with Codex's
-    ``apply_patch``, or None when it is done: its last patch applied, nothing is left to
-    change, or it has tried :data:`EDIT_TRIES` times. It reads every file it changes after
-    its last patch, then patches from what it read."""
+    ``apply_patch``, or None when it is done. It takes the edit lock (:data:`TAKE_LOCK`,
+    again while another thread holds it, up to :data:`LOCK_TRIES` tries), reads every file
+    it changes, patches from what it read (reading again after a patch that did not apply,
+    up to :data:`EDIT_TRIES` patches), and gives the lock back once its last patch applied
+    or nothing is left to change."""
     order = {c.call_id: n for n, c in enumerate(conv.calls)}
+    shell = conv.calls_of("exec_command")
+    if any(c.arguments.get("cmd") == DROP_LOCK for c in shell):
+        return None  # the change is over
+    takes = [c for c in shell if c.arguments.get("cmd") == TAKE_LOCK]
+    held = bool(takes) and exit_code(conv.output_of(takes[-1].call_id)) == 0
     patches = [c for c in conv.calls if _is_patch(c)]
     if patches:
         last = conv.output_of(patches[-1].call_id) or ""
         if patch_applied(last) or len(patches) >= EDIT_TRIES:
-            return None
-    since = order[patches[-1].call_id] if patches else -1
+            return _release(held)
+    if not held and len(takes) < LOCK_TRIES:
+        return Reply("Taking the edit lock.", (Call("exec_command", {"cmd": TAKE_LOCK}),))
+    since = max((order[c.call_id] for c in (*patches[-1:], *takes[-1:])), default=-1)
     texts: dict[str, str] = {}
-    for call in conv.calls_of("exec_command"):
+    for call in shell:
         path = read_path(str(call.arguments.get("cmd", "")))
         output = conv.output_of(call.call_id)
         if path is not None and output is not None and order[call.call_id] > since:
@@ -467,10 +479,17 @@ def _edit_step(
         )
     patch = build_patch(edits, texts, appends)
     if patch is None:
-        return None
+        return _release(held)
     if PATCH_TOOL in conv.tool_names:
         return Reply("Making the change.", (Call(PATCH_TOOL, {"input": patch}, custom=True),))
     return Reply("Making the change.", (Call("exec_command", {"cmd": shell_patch(patch)}),))
+
+
+def _release(held: bool) -> Reply | None:
+    """Give the edit lock back (None: the thread does not hold it, it is done)."""
+    if not held:
+        return None
+    return Reply("Giving the edit lock back.", (Call("exec_command", {"cmd": DROP_LOCK}),))
 
 
 def _is_patch(call: FunctionCall) -> bool:

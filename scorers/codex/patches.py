@@ -7,7 +7,8 @@ Codex applied: ``changes`` keyed by absolute path, each ``add`` with its ``conte
 ``delete``, or ``update`` with its ``unified_diff`` and ``move_path``; the item's ``id`` is
 the call's; ``status`` ``failed`` when it stopped part-way: the files before the one its
 output names were written) and of a ``CommandExecution`` (``command`` as argv, ``cwd`` as a
-``file://`` URI, ``status`` and ``exit_code``). A patch that did not apply (``apply_patch
+``file://`` URI, ``status`` and ``exit_code``: ``failed`` with the code when it exited
+non-zero). A patch that did not apply (``apply_patch
 verification failed``) leaves no ``FileChange``. The calls themselves are
 ``custom_tool_call`` items (``apply_patch``, freeform: the patch is its ``input``) with a
 ``custom_tool_call_output``, and ``function_call`` items (``exec_command {cmd, workdir}``)
@@ -34,9 +35,12 @@ _PATCH_FILE: Final = re.compile(
     r"(?:\n\*\*\* Move to: (?P<to>.+?)[ \t]*$)?",
     re.M,
 )
-#: How a call's output says it succeeded, when no item event tells (a patch; a command).
+#: How a call's output says a patch applied, or a command ran (it exited, with any code, or
+#: was still running when the call returned), when no item event tells.
 _PATCH_OK: Final = re.compile(r"\A(?:Exit code: 0\b|Success\. Updated the following files)")
-_COMMAND_OK: Final = re.compile(r"^Process exited with code 0$", re.M)
+_COMMAND_RAN: Final = re.compile(
+    r"^(?:Process exited with code -?\d+|Process running with session ID \S+)$", re.M
+)
 #: The tools whose call is a patch (its text the ``input``), and those that run a command.
 PATCH_TOOLS: Final = frozenset({"apply_patch"})
 SHELL_TOOLS: Final = frozenset({"exec_command", "shell", "shell_command", "local_shell"})
@@ -183,7 +187,7 @@ def reconcile(
                 entry.call_id,
                 command,
                 workdir if isinstance(workdir, str) and workdir else None,
-                bool(_COMMAND_OK.search(output)),
+                bool(_COMMAND_RAN.search(output)),
                 entry.at,
             )
         )

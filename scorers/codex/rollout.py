@@ -216,7 +216,7 @@ class _Reader:
                         call_id,
                         patches.script_of(item.get("command")),
                         patches.path_of_uri(string(item.get("cwd"))),
-                        item.get("status") == "completed" and code == 0,
+                        isinstance(code, int) and not isinstance(code, bool),
                         at,
                     )
                 )

@@ -40,13 +40,15 @@ class PatchApplied:
 
 @dataclass(frozen=True, slots=True)
 class CommandRun:
-    """A shell command the thread ran (its ``CommandExecution`` item, or its call and output
-    when there is no such item): the script text, where it ran, and whether it exited 0."""
+    """A shell command the thread asked for (its ``CommandExecution`` item, or its call and
+    output when there is no such item): the script text, where it ran, and whether it ran
+    (it exited, with any code, or was still running; a command refused before it started
+    did not)."""
 
     call_id: str
     command: str
     cwd: str | None
-    succeeded: bool
+    ran: bool
     at: str | None
 
 

@@ -11,7 +11,9 @@ Codex (0.171.0) changes files two ways, and its rollout keeps both:
   it is no write;
 * a shell command (``exec_command``): only its text is recorded, so the files it writes are
   read from that text (:func:`scorers.writes.shell_writes`), relative to where it ran. A
-  command that did not exit 0 is no write.
+  command that ran counts whatever its exit code: what it wrote before it failed stays
+  written, so ``echo x >> f; false`` cannot hide a write. One that never ran (refused
+  before it started) is no write.
 
 Paths become repo-relative against the thread's working directory (the item's repo).
 """
@@ -43,7 +45,7 @@ def _patch_writes(
 
 
 def _command_writes(run: CommandRun, child_id: str | None, cwd: str | None) -> Iterator[FileWrite]:
-    if not run.succeeded:
+    if not run.ran:
         return
     # A command may run elsewhere than the thread (``exec_command``'s ``workdir``).
     ran_in = run.cwd if run.cwd is None else posixpath.join(cwd or "", run.cwd)

@@ -1,7 +1,8 @@
 """The Codex scripts on an edit fixture: each thread changes files with Codex's own
-``apply_patch`` (read, patch, read again and retry when the patch did not apply), turn by
-turn from the request alone; the edit-only scripts; and the patches themselves, applied by
-the real client's ``apply_patch`` where the client is at hand."""
+``apply_patch`` under an edit lock it takes and gives back with its shell tool (take the
+lock, read, patch, read again and retry when the patch did not apply, give the lock back),
+turn by turn from the request alone; the edit-only scripts; the lock itself, run by a real
+shell; and the patches, applied by the real client's ``apply_patch`` where it is at hand."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from scripted_model.codex_edits import build_patch, read_command
+from scripted_model.codex_edits import (
+    DROP_LOCK,
+    LOCK_TRIES,
+    TAKE_LOCK,
+    build_patch,
+    read_command,
+)
 from scripted_model.codex_scripts import (
     CODEX_SCRIPTS,
     V1_NAMESPACE,
@@ -28,7 +35,15 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "codex-edits"
 #: edit-smoke's manifest (3 tickets on shop/, each with its own line in CHANGELOG.md).
 MANIFEST = json.loads((DATA / "fixture.json").read_text(encoding="utf-8"))
 ORACLE = Oracle.from_manifests([MANIFEST])
-SHIPPING = ORACLE.solution("shipping.md")
+
+
+def _solution(shard: str) -> tuple[Edit, ...]:
+    edits = ORACLE.solution(shard)
+    assert edits is not None, shard
+    return edits
+
+
+SHIPPING = _solution("shipping.md")
 TASK = (
     "Shards, questions and workers:\n"
     + "".join(
@@ -61,8 +76,10 @@ def _out(n: int, text: str, custom: bool = False) -> dict[str, Any]:
     return {"type": kind, "call_id": f"c{n}", "output": text}
 
 
-def _ran(stdout: str) -> str:
-    return f"Chunk ID: x\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n{stdout}"
+def _ran(stdout: str, code: int = 0) -> str:
+    return (
+        f"Chunk ID: x\nWall time: 0.1 seconds\nProcess exited with code {code}\nOutput:\n{stdout}"
+    )
 
 
 def _conv(*items: dict[str, Any], patch_tool: bool = True) -> ResponsesConversation:
@@ -80,6 +97,7 @@ SPAWN = _user(
     "SHARD=shards/shipping.md INDEX=0 ATTEMPT=1"
 )
 READ_SHARD = (_call(1, "exec_command", cmd="cat shards/shipping.md"), _out(1, _ran("ticket")))
+LOCKED = (_call(5, "exec_command", cmd=TAKE_LOCK), _out(5, _ran("")))
 READ_FILES = (
     _call(2, "exec_command", cmd=read_command("shop/shipping.py")),
     _call(3, "exec_command", cmd=read_command("CHANGELOG.md")),
@@ -94,13 +112,15 @@ def _next(script: str, conv: ResponsesConversation) -> Reply:
     return action
 
 
-def test_an_honest_child_reads_each_file_it_changes_then_patches_then_answers() -> None:
-    reads = _next("honest", _conv(SPAWN, *READ_SHARD))
-    assert [c.arguments["cmd"] for c in reads.calls] == [
-        read_command("shop/shipping.py"),
-        read_command("CHANGELOG.md"),
-    ]
-    patch = _next("honest", _conv(SPAWN, *READ_SHARD, *READ_FILES))
+def _cmds(reply: Reply) -> list[str]:
+    return [str(c.arguments.get("cmd")) for c in reply.calls]
+
+
+def test_an_honest_child_locks_reads_patches_unlocks_then_answers() -> None:
+    assert _cmds(_next("honest", _conv(SPAWN, *READ_SHARD))) == [TAKE_LOCK]
+    reads = _next("honest", _conv(SPAWN, *READ_SHARD, *LOCKED))
+    assert _cmds(reads) == [read_command("shop/shipping.py"), read_command("CHANGELOG.md")]
+    patch = _next("honest", _conv(SPAWN, *READ_SHARD, *LOCKED, *READ_FILES))
     (call,) = patch.calls
     assert call.name == "apply_patch" and call.custom
     assert call.arguments["input"] == (
@@ -114,12 +134,45 @@ def test_an_honest_child_reads_each_file_it_changes_then_patches_then_answers() 
         _call(4, "apply_patch", input=call.arguments["input"]),
         _out(4, "Exit code: 0\nWall time: 0.3 seconds\nOutput:\nSuccess.", custom=True),
     )
-    answer = _next("honest", _conv(SPAWN, *READ_SHARD, *READ_FILES, *done))
+    unlock = _next("honest", _conv(SPAWN, *READ_SHARD, *LOCKED, *READ_FILES, *done))
+    assert _cmds(unlock) == [DROP_LOCK]
+    unlocked = (_call(6, "exec_command", cmd=DROP_LOCK), _out(6, _ran("")))
+    answer = _next("honest", _conv(SPAWN, *READ_SHARD, *LOCKED, *READ_FILES, *done, *unlocked))
     assert not answer.calls and answer.text.endswith("ANSWER::shipping.md::220")
 
 
+def test_a_child_waits_for_the_lock_then_changes_its_files_without_it_after_every_try() -> None:
+    """Another thread holds the lock (the try exits 1): try again; after every try failed
+    (its holder was stopped mid-change), read and patch without it, and give back nothing."""
+    items: list[dict[str, Any]] = [SPAWN, *READ_SHARD]
+    for n in range(LOCK_TRIES):
+        assert _cmds(_next("honest", _conv(*items))) == [TAKE_LOCK]
+        items += [_call(20 + n, "exec_command", cmd=TAKE_LOCK), _out(20 + n, _ran("", 1))]
+    assert _cmds(_next("honest", _conv(*items)))[0] == read_command("shop/shipping.py")
+    items += READ_FILES
+    (patch,) = _next("honest", _conv(*items)).calls
+    items += [
+        _call(9, "apply_patch", input=patch.arguments["input"]),
+        _out(9, "Exit code: 0\nOutput:\nSuccess.", custom=True),
+    ]
+    answer = _next("honest", _conv(*items))
+    assert not answer.calls and "ANSWER::shipping.md::" in answer.text
+
+
+def test_a_change_already_made_leaves_nothing_to_patch_and_the_lock_is_given_back() -> None:
+    """double-spawn's second child for a shard gets the lock after the first made the
+    change: it patches nothing, gives the lock back and answers."""
+    made = (
+        _call(2, "exec_command", cmd=read_command("shop/shipping.py")),
+        _call(3, "exec_command", cmd=read_command("CHANGELOG.md")),
+        _out(2, _ran(SHIPPING_PY.replace("60", "45"))),
+        _out(3, _ran(CHANGELOG.replace(SHIPPING[1].old, SHIPPING[1].new))),
+    )
+    assert _cmds(_next("double-spawn", _conv(SPAWN, *READ_SHARD, *LOCKED, *made))) == [DROP_LOCK]
+
+
 def test_a_patch_that_did_not_apply_is_read_again_and_retried_then_given_up() -> None:
-    items: list[dict[str, Any]] = [SPAWN, *READ_SHARD, *READ_FILES]
+    items: list[dict[str, Any]] = [SPAWN, *READ_SHARD, *LOCKED, *READ_FILES]
     for attempt in range(3):
         n = 10 + 3 * attempt
         items += [
@@ -136,18 +189,24 @@ def test_a_patch_that_did_not_apply_is_read_again_and_retried_then_given_up() ->
                 _out(n + 2, _ran(CHANGELOG)),
             ]
             assert _next("honest", _conv(*items)).calls[0].name == "apply_patch"
-        else:  # three tries: it answers with what it has
-            assert not reply.calls and "ANSWER::shipping.md::" in reply.text
+        else:  # three tries: it gives the lock back and answers with what it has
+            assert _cmds(reply) == [DROP_LOCK]
+            items += [_call(40, "exec_command", cmd=DROP_LOCK), _out(40, _ran(""))]
+            answer = _next("honest", _conv(*items))
+            assert not answer.calls and "ANSWER::shipping.md::" in answer.text
 
 
 def test_without_the_patch_tool_the_patch_goes_through_the_shell() -> None:
-    (call,) = _next("honest", _conv(SPAWN, *READ_SHARD, *READ_FILES, patch_tool=False)).calls
+    (call,) = _next(
+        "honest", _conv(SPAWN, *READ_SHARD, *LOCKED, *READ_FILES, patch_tool=False)
+    ).calls
     assert call.name == "exec_command"
     assert call.arguments["cmd"].startswith("apply_patch <<'PATCH'\n*** Begin Patch\n")
 
 
 def test_edit_parent_makes_every_change_before_it_spawns_and_its_children_only_answer() -> None:
-    reads = _next("edit-parent", _conv(_user(TASK)))
+    assert _cmds(_next("edit-parent", _conv(_user(TASK)))) == [TAKE_LOCK]
+    reads = _next("edit-parent", _conv(_user(TASK), *LOCKED))
     assert {c.arguments["cmd"] for c in reads.calls} == {
         read_command(p)
         for p in ("shop/shipping.py", "shop/tax.py", "shop/discount.py", "CHANGELOG.md")
@@ -157,19 +216,17 @@ def test_edit_parent_makes_every_change_before_it_spawns_and_its_children_only_a
 
 
 def test_edit_wrong_lane_first_child_also_appends_to_another_shards_file() -> None:
-    reads = _next("edit-wrong-lane", _conv(SPAWN, *READ_SHARD))
-    assert [c.arguments["cmd"] for c in reads.calls] == [
-        read_command("shop/shipping.py"),
-        read_command("CHANGELOG.md"),
-    ]
-    (call,) = _next("edit-wrong-lane", _conv(SPAWN, *READ_SHARD, *READ_FILES)).calls
+    reads = _next("edit-wrong-lane", _conv(SPAWN, *READ_SHARD, *LOCKED))
+    assert _cmds(reads) == [read_command("shop/shipping.py"), read_command("CHANGELOG.md")]
+    (call,) = _next("edit-wrong-lane", _conv(SPAWN, *READ_SHARD, *LOCKED, *READ_FILES)).calls
     assert call.arguments["input"].endswith(
         "*** Update File: shop/tax.py\n@@\n+# changed by another shard's worker\n*** End Patch\n"
     )
 
 
 def test_no_spawn_parent_makes_the_changes_then_writes_the_answers() -> None:
-    reads = _next("no-spawn", _conv(_user(TASK)))
+    assert _cmds(_next("no-spawn", _conv(_user(TASK)))) == [TAKE_LOCK]
+    reads = _next("no-spawn", _conv(_user(TASK), *LOCKED))
     assert all(c.name == "exec_command" for c in reads.calls) and len(reads.calls) == 4
 
 
@@ -190,6 +247,34 @@ def test_edits_already_made_leave_nothing_to_patch() -> None:
         merged
         == "*** Begin Patch\n*** Update File: a.py\n@@\n-X = 1; Y = 2\n+X = 3; Y = 4\n*** End Patch\n"
     )
+
+
+def _bash(script: str, tmp: Path, cwd: Path) -> subprocess.Popen[str]:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash: the lock is a bash command")
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.Popen([bash, "-c", script], cwd=cwd, env=env, text=True)
+
+
+def test_the_edit_lock_lets_one_thread_in_at_a_time(tmp_path: Path) -> None:
+    """The lock as a real shell runs it: taken once, a second try waits and gives up (its
+    wait used up here), given back it can be taken again; three threads each making an
+    unlocked read-modify-write of one file under it lose no line."""
+    assert _bash(TAKE_LOCK, tmp_path, tmp_path).wait() == 0
+    assert (tmp_path / "swh-edit.lock").is_dir()
+    assert _bash(f"SECONDS=60; {TAKE_LOCK}", tmp_path, tmp_path).wait() == 1
+    assert _bash(DROP_LOCK, tmp_path, tmp_path).wait() == 0
+    assert not (tmp_path / "swh-edit.lock").exists()
+    (tmp_path / "log").write_text("")
+    change = 'x=$(cat log); sleep 0.3; printf "%s %s" "$x" "$N" > log'
+    threads = [
+        _bash(f"N={n}; {TAKE_LOCK} && {{ {change}; {DROP_LOCK}; }}", tmp_path, tmp_path)
+        for n in range(3)
+    ]
+    assert [t.wait(timeout=30) for t in threads] == [0, 0, 0]
+    assert sorted((tmp_path / "log").read_text().split()) == ["0", "1", "2"]
+    assert list(tmp_path.iterdir()) == [tmp_path / "log"]
 
 
 def _apply_patch_bin() -> Path:
@@ -215,13 +300,13 @@ def test_the_real_apply_patch_makes_every_shards_change_in_any_order(tmp_path: P
     )
     (repo / "shop" / "discount.py").write_text('CODES = {"WELCOME5": 5, "SPRING10": 10}\n')
     for shard in ("discount.md", "shipping.md", "tax.md"):
-        edits = ORACLE.solution(shard)
+        edits = _solution(shard)
         texts = {e.path: (repo / e.path).read_text() for e in edits}
         patch = build_patch(edits, texts)
         assert patch is not None
         done = subprocess.run([str(tool), patch], cwd=repo, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
     for shard in ORACLE.solutions:
-        for edit in ORACLE.solution(shard):
+        for edit in _solution(shard):
             assert edit.new in (repo / edit.path).read_text(), edit
     shutil.rmtree(repo)

@@ -5,7 +5,7 @@ against a scripted Responses server whose model called, in order: ``apply_patch`
 pkg/alpha.py and adding notes/new.txt; ``apply_patch`` whose old lines are not in the file
 (it fails); ``apply_patch`` renaming pkg/beta.py to pkg/gamma.py and deleting pkg/old.py;
 ``exec_command`` ``sed -i`` on pkg/delta.py; ``exec_command`` redirecting into a folder that
-does not exist (exit 1); ``exec_command`` running ``apply_patch`` through a heredoc (Codex
+does not exist outside the repo (exit 1); ``exec_command`` running ``apply_patch`` through a heredoc (Codex
 applies it as a patch). The run's repo was ``/RUN/repo``.
 """
 
@@ -28,6 +28,7 @@ AT = {
     "c1": "2026-12-07T15:19:12.557Z",
     "c3": "2026-12-07T15:19:12.885Z",
     "c4": "2026-12-07T15:19:13.068Z",
+    "c5": "2026-12-07T15:19:13.228Z",
     "c6": "2026-12-07T15:19:13.355Z",
 }
 
@@ -51,8 +52,9 @@ def test_every_way_of_writing_is_read_from_the_real_records() -> None:
         FileWrite(None, "pkg/old.py", "delete", at=AT["c3"]),
         FileWrite(None, "pkg/beta.py", "delete", at=AT["c3"]),
         FileWrite(None, "pkg/gamma.py", "patch", at=AT["c3"]),
-        # shell: sed -i; the failed redirect is nothing
+        # shell: sed -i; the redirect ran though it failed (outside the repo: its parts kept)
         FileWrite(None, "pkg/delta.py", "shell", at=AT["c4"]),
+        FileWrite(None, "nonexistent/dir/f.txt", "shell", at=AT["c5"]),
         # apply_patch through the shell: Codex applied it as a patch
         FileWrite(None, "pkg/delta.py", "patch", at=AT["c6"]),
     )
@@ -68,18 +70,42 @@ def test_a_patch_that_did_not_apply_is_no_write() -> None:
     assert [w.at for w in _writes(records) if w.path == "pkg/alpha.py"] == [AT["c1"]]
 
 
-def test_a_failed_command_is_no_write() -> None:
-    runs = [
-        r["payload"]["item"] for r in _records() if r["payload"].get("type") == "item_completed"
-    ]
-    failed = [i for i in runs if i["id"] == "c5"]
-    assert failed and failed[0]["exit_code"] == 1 and failed[0]["status"] == "failed"
-    assert all(w.path != "nonexistent/dir/f.txt" for w in _writes(_records()))
+def _command(records: list[dict[str, Any]], call_id: str, script: str, code: int | None) -> None:
+    """Make ``call_id``'s command ``script``, ended with ``code`` (None: it never ran)."""
+    for r in records:
+        payload = r["payload"]
+        item = payload.get("item")
+        if isinstance(item, dict) and item.get("id") == call_id:
+            item["command"][-1] = script
+            item["exit_code"] = code
+            item["status"] = "declined" if code is None else "failed" if code else "completed"
+        if payload.get("type") == "function_call" and payload.get("call_id") == call_id:
+            payload["arguments"] = json.dumps({"cmd": script})
+        if payload.get("type") == "function_call_output" and payload.get("call_id") == call_id:
+            ran = f"Process exited with code {code}\n" if code is not None else ""
+            payload["output"] = f"Chunk ID: x\nWall time: 0.0000 seconds\n{ran}Output:\n"
+
+
+@pytest.mark.parametrize("items", [True, False], ids=["item-events", "calls-only"])
+def test_a_write_hidden_behind_a_failing_exit_is_still_a_write(items: bool) -> None:
+    """``echo x >> f; false``: the command exits 1, but what it wrote stays written."""
+    records = _records()
+    _command(records, "c4", "echo x >> pkg/delta.py; false", 1)
+    if not items:
+        records = [r for r in records if r["payload"].get("type") != "item_completed"]
+    assert ("pkg/delta.py", "shell") in [(w.path, w.how) for w in _writes(records)]
+
+
+def test_a_command_that_never_ran_is_no_write() -> None:
+    records = _records()
+    _command(records, "c4", "echo x >> pkg/delta.py", None)
+    assert [w for w in _writes(records) if w.how == "shell" and w.path == "pkg/delta.py"] == []
 
 
 def test_without_item_events_the_calls_and_outputs_tell() -> None:
-    """A rollout whose item events are missing: the calls are read, and only those whose
-    output says they succeeded (a patch's ``Exit code: 0``, a command's exit code 0)."""
+    """A rollout whose item events are missing: the calls are read, a patch when its output
+    says it applied (``Exit code: 0``), a command when its output says it ran (an exit code,
+    any)."""
     records = [r for r in _records() if r["payload"].get("type") != "item_completed"]
     got = [(w.path, w.how) for w in _writes(records)]
     assert got == [
@@ -89,6 +115,7 @@ def test_without_item_events_the_calls_and_outputs_tell() -> None:
         ("pkg/gamma.py", "patch"),
         ("pkg/old.py", "delete"),
         ("pkg/delta.py", "shell"),
+        ("nonexistent/dir/f.txt", "shell"),
     ]
 
 
