@@ -26,8 +26,12 @@ from sim_agent import config as sim_config
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "fixtures"
 #: Every plan of the sim that spawns or answers, and wrong answers.
-PLANS = (
-    *(p for p in sim_config.PLANS if p not in (*sim_config.REFUSED_PLANS, "noop")),
+PLANS = (  # every plan a read fixture plays (the edit-only ones are refused on it)
+    *(
+        p
+        for p in sim_config.PLANS
+        if p not in (*sim_config.REFUSED_PLANS, *sim_config.EDIT_ONLY, "noop")
+    ),
     "wrong-answer",
 )
 
