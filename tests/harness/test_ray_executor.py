@@ -213,6 +213,30 @@ def test_trials_auto_runs_its_sequences_on_the_cluster(cluster: Cluster, tmp_pat
     assert trials == list(range(1, len(trials) + 1)) and len(trials) < 30
 
 
+def test_an_edit_item_runs_its_hidden_checks_on_the_node(cluster: Cluster, tmp_path: Path) -> None:
+    """An edit fixture's item on a node: the node's copy of the fixture brings the hidden
+    checks (never into the agent's repo), they run there after the agent, and the bundle
+    brings edits.json to the head, where it re-scores to the same verdict."""
+    code, report, err = finish(
+        harness(cluster, tmp_path, "--fixture", "edit-smoke", "--agent", "sim",
+                "--ray-resource", "sim-worker")
+    )  # fmt: skip
+    assert code == 0, err
+    (item,) = report["items"]
+    assert item["status"] == "resolved"
+    (run,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    folder = run / "items" / item["item_dir"]
+    assert json.loads((folder / "item.json").read_text())["executor"]["name"] == "ray"
+    edits = json.loads((folder / "edits.json").read_text())
+    assert edits["checks"]["error"] is None and edits["undeclared"] == []
+    assert [s["outcome"] for s in edits["checks"]["shards"]] == ["passed"] * 3
+    rescored = subprocess.run(
+        [sys.executable, "-m", "harness", "score", str(folder)],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(rescored.stdout)["status"] == "resolved"
+
+
 def cluster_head_node(cluster: Cluster) -> str:
     out = subprocess.run(
         [sys.executable, "-c",
