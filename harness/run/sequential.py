@@ -198,8 +198,8 @@ class SequentialPlanner:
                 return None
             agent = result.agent if cell.agent_in_key else ""
             return (
-                f"{cell_label(result.fixture, agent, result.model)} decided after {state.n} "
-                f"trials: {state.decision}"
+                f"{cell_label(result.fixture, agent, result.model)} decided after "
+                f"{state.decided_at or state.n} trials: {state.decision}"
             )
 
     def outcomes(self) -> dict[Cell, SequentialCell]:

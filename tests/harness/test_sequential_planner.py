@@ -165,3 +165,16 @@ def test_the_scheduler_runs_a_planner_until_it_is_exhausted(fixture) -> None:  #
     assert not not_started and len(done) == cell(p).launched < 20
     assert sorted(w.trial for w, _ in done) == list(range(1, len(done) + 1))
     assert cell(p).status == "regressed"
+
+
+def test_the_console_line_names_the_trial_that_decided_not_the_results_in(fixture) -> None:  # type: ignore[no-untyped-def]
+    """Results that arrived out of order are folded in at once: the decision was made at
+    its trial, and the line says that one (as report.json's ``decided_at``)."""
+    p = planner(fixture, baseline=(12, 12), max_trials=20)
+    works = [take(p) for _ in range(12)]
+    for work in works[1:]:  # every later trial first: nothing enters before trial 1
+        assert p.record(result(fixture, work.trial, False)) is None
+    line = p.record(result(fixture, works[0].trial, False))
+    decided = cell(p).decided_at
+    assert line is not None and decided is not None and decided < 12
+    assert f"decided after {decided} trials" in line
