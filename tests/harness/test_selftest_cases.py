@@ -63,7 +63,8 @@ def test_prime_agents_edit_only_scripts_and_what_they_expect() -> None:
     # helper-names' children make their shards' changes on an edit fixture: files owned by
     # worker-named shards, changed by children of other names, which fails lanes too.
     assert read["helper-names"].expected_failing == ("delegation", "provenance")
-    assert edit["helper-names"].expected_failing == ("delegation", "provenance", "lanes")
+    assert edit["helper-names"].on("edit").expected_failing == ("delegation", "provenance", "lanes")
+    assert edit["helper-names"].on("read").expected_failing == ("delegation", "provenance")
     assert edit["honest"] == read["honest"]
 
 
