@@ -59,8 +59,9 @@ def clobberer(
     shard: Shard, shared: Sequence[str], writes: Sequence[FileWrite], names: Mapping[str, str]
 ) -> str | None:
     """Who overwrote the shard's part of a shared file, when its own child wrote that file
-    and another thread wrote it too (the last one after its own child's last write when
-    the records say when, else the first other writer); None otherwise."""
+    and another thread wrote it too: of the writes after its own child's last one, the
+    latest (the one the file holds) when the records say when, else the first other
+    writer; None otherwise."""
     own = {cid for cid, name in names.items() if name == shard.worker}
     for path in shared:
         on_file = [w for w in writes if w.path == path]
@@ -70,7 +71,8 @@ def clobberer(
             continue
         last_mine = max((w.at for w in mine if w.at), default=None)
         later = [w for w in others if last_mine is not None and w.at and w.at > last_mine]
-        culprit = later[-1] if later else others[0]
+        # The last of them: the one whose write the file holds (record order breaks a tie).
+        culprit = max(reversed(later), key=lambda w: w.at or "") if later else others[0]
         return thread_name(culprit.child_id, names)
     return None
 

@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import IO, Final
 
-from scorers.codex import patches
+import scorers.codex.patches as patches
 from scorers.codex.patches import PATCH_TOOLS, SHELL_TOOLS, PatchItem
 from scorers.codex.thread import (
     Call,
