@@ -37,6 +37,10 @@ def fault_lines(faults: ProviderFaults | None) -> list[str]:
     return [line if n == 1 else f"{line} (×{n})" for line, n in said]
 
 
+#: How much of the agent's own error ``show`` quotes on its one line (report.md quotes 300).
+AGENT_ERROR_CHARS = 300
+
+
 def _shown(line: str) -> str:
     """A line of a diff or of checks' output, its control characters written out: the
     text is the agent's, and an escape sequence in it must not drive the terminal."""
@@ -95,6 +99,10 @@ def story_text(story: ItemStory) -> str:
         item_faults_line(result),
     )
     lines.extend(f"  {line}" for line in parts if line)
+    if facts.agent_error:  # what the agent itself said went wrong (its stderr's tail)
+        said = " ".join(facts.agent_error.split())
+        cut = said[:AGENT_ERROR_CHARS] + ("…" if len(said) > AGENT_ERROR_CHARS else "")
+        lines.append(f"  agent error: {_shown(cut)}")
     lines.extend(fault_lines(facts.provider_faults))
     if story.problem:
         lines.append(f"  (bundle not fully readable: {story.problem})")

@@ -111,3 +111,12 @@ def test_runs_list_shortens_names_and_tokens() -> None:
     cut = _names("a-very-long-fixture-name-indeed,b")
     assert cut.endswith("… +1") and len(cut) == NAMES_CHARS
     assert [_tokens(t) for t in ("9,999", "426,004", "12,345,678")] == ["9,999", "426k", "12.3M"]
+
+
+def test_show_of_an_errored_item_quotes_what_the_agent_said(tmp_path: Path) -> None:
+    """The sim refuses an edit-only behaviour on a read fixture: exit 1 with its reason, which
+    ``show`` quotes beside the item's error (not only report.md)."""
+    run = sim_run(tmp_path, "clobber", trials=1)
+    code, out = invoke("show", str(run / "items" / "tiny__sim_clobber__1"))
+    assert code == 0 and out.startswith("tiny:sim/clobber:1: error"), out
+    assert "agent error: " in out and "needs an edit fixture" in out, out
