@@ -114,46 +114,46 @@ def parse_agents(
 
 
 def agent_binaries(specs: Sequence[str], binaries: Sequence[str]) -> dict[str, str]:
-    """``--agent`` value -> the binary ``--agent-bin`` gives it: ``NAME=PATH`` (NAME an
-    agent's name or its whole ``--agent`` value) for that agent; a bare PATH with one agent
-    only. Agents not named keep their own binary."""
-    chosen: dict[str, str] = {}
+    """``--agent`` value -> the binary ``--agent-bin`` gives it. ``NAME=PATH`` with NAME an
+    agent's name is for every ``--agent`` of that name (one binary serves both of
+    ``prime-agent`` and ``prime-agent:resident``); with NAME a whole ``--agent`` value
+    (``sim:a=1``), for that one only, over its name's. A bare PATH: with one agent only.
+    Agents not named keep their own binary."""
+    by_value: dict[str, str] = {}
+    by_name: dict[str, str] = {}
     for value in binaries:
         found = _binary_owner(value, specs)
-        if found is not None:
-            owner, path = found[0], value[len(found[1]) + 1 :]
-        elif len(specs) == 1:
-            owner, path = specs[0], value
-        else:
-            raise UsageError(
-                f"--agent-bin {value}: with several agents, name the one it is for "
-                f"(--agent-bin AGENT=PATH, AGENT one of {', '.join(specs)})"
-            )
+        if found is None:
+            if len(specs) != 1:
+                raise UsageError(
+                    f"--agent-bin {value}: with several agents, name the one it is for "
+                    f"(--agent-bin AGENT=PATH, AGENT one of {', '.join(specs)})"
+                )
+            found = (specs[0], "")
+        owner, used = found
+        path = value[len(used) + 1 :] if used else value
+        chosen = by_value if ":" in owner else by_name
         if owner in chosen:
             raise UsageError(f"--agent-bin: two binaries for --agent {owner}")
         chosen[owner] = path
-    return chosen
+    out = {}
+    for spec in specs:
+        given = by_value.get(spec) or by_name.get(spec.partition(":")[0])
+        if given is not None:
+            out[spec] = given
+    return out
 
 
 def _binary_owner(value: str, specs: Sequence[str]) -> tuple[str, str] | None:
-    """The ``--agent`` value an ``--agent-bin NAME=PATH`` is for, and the NAME it used (the
-    longest that matches: ``sim:a=1`` before ``sim``); None for a bare path."""
-    matches = [
-        (spec, name)
-        for spec in specs
-        for name in {spec, spec.partition(":")[0]}
-        if value.startswith(f"{name}=")
-    ]
+    """Whom an ``--agent-bin NAME=PATH`` is for, and the NAME it used: a whole ``--agent``
+    value with options, or an agent's name (the longest that matches: ``sim:a=1`` before
+    ``sim``); None for a bare path."""
+    names = {spec for spec in specs if ":" in spec} | {spec.partition(":")[0] for spec in specs}
+    matches = [name for name in names if value.startswith(f"{name}=")]
     if not matches:
         return None
-    best = max(len(name) for _, name in matches)
-    owners = {spec for spec, name in matches if len(name) == best}
-    if len(owners) > 1:
-        raise UsageError(
-            f"--agent-bin {value}: more than one agent is named so ({', '.join(sorted(owners))}); "
-            "use the whole --agent value"
-        )
-    return next((spec, name) for spec, name in matches if len(name) == best)
+    best = max(matches, key=len)
+    return best, best
 
 
 def adapter_for_meta(meta: Mapping[str, Any]) -> AgentAdapter:

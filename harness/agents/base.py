@@ -256,6 +256,15 @@ class AgentAdapter(ABC):
         (default: the binary, checked by :func:`harness.agents.env.resolve_binary`)."""
         return resolve_binary(self.binary)
 
+    def version_command(self) -> list[str]:
+        """The argv prefix the pre-run check asks ``--version`` (default: the command)."""
+        return self.resolve_command()
+
+    def drive_check(self) -> tuple[bool, str] | None:
+        """A pre-run check of how the agent will be driven that needs its binary (e.g. that
+        its daemon speaks what the drive needs): (ok, one line). None: nothing to check."""
+        return None
+
     @abstractmethod
     def prepare(
         self, paths: ItemPaths, item: ItemSpec, base_env: Mapping[str, str], token: str

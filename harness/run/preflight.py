@@ -110,14 +110,18 @@ def _failed(exc: subprocess.CalledProcessError) -> str:
 def check_agent(agent: AgentAdapter) -> AgentCheck:
     """Find the agent's binary and ask its version (nothing to check for a stand-in)."""
     if agent.simulated:
-        return AgentCheck(" ".join(agent.resolve_command()[-1:]), None, None)
+        return AgentCheck(" ".join(agent.version_command()[-1:]), None, None)
     try:
-        argv = agent.resolve_command()
+        argv = agent.version_command()
     except HarnessError as exc:
         return AgentCheck(str(agent.binary), None, Check("agent binary", False, str(exc)))
     version, error = _version(argv)
     detail = version or f"`{argv[0]} --version` failed ({error})"
-    return AgentCheck(argv[0], version, Check("agent binary", error is None, detail))
+    check = Check("agent binary", error is None, detail)
+    drive = agent.drive_check() if error is None else None
+    if drive is not None and not drive[0]:
+        check = Check("agent drive", False, drive[1])
+    return AgentCheck(argv[0], version, check)
 
 
 def require_agent(agent: AgentAdapter) -> AgentCheck:
@@ -125,7 +129,8 @@ def require_agent(agent: AgentAdapter) -> AgentCheck:
     binary is missing or does not run."""
     found = check_agent(agent)
     if found.check is not None and not found.check.ok:
-        hint = f"; {agent.install_hint}" if agent.install_hint else ""
+        binary = found.check.name == "agent binary"
+        hint = f"; {agent.install_hint}" if agent.install_hint and binary else ""
         raise AgentLaunchError(f"{found.check.detail}{hint}")
     return found
 

@@ -113,6 +113,21 @@ def test_agent_bin_is_given_per_agent() -> None:
     assert (cc.binary, pa.binary) == ("claude", "/p")
 
 
+def test_one_binary_serves_every_drive_of_an_agent() -> None:
+    """``prime-agent=PATH`` is the whole value of one --agent and the name of the other:
+    both drives run that binary; a whole value's own --agent-bin wins over its name's."""
+    one, res = parse_agents(["prime-agent", "prime-agent:resident"], ["prime-agent=/p"])
+    assert (one.binary, res.binary) == ("/p", "/p")
+    assert (one.label(), res.label()) == ("prime-agent", "prime-agent:resident")
+    one, res = parse_agents(
+        ["prime-agent", "prime-agent:resident"],
+        ["prime-agent:resident=/new", "prime-agent=/old"],
+    )
+    assert (one.binary, res.binary) == ("/old", "/new")
+    with pytest.raises(UsageError, match="two binaries"):
+        parse_agents(["prime-agent", "prime-agent:resident"], ["prime-agent=/a", "prime-agent=/b"])
+
+
 def test_agent_bin_is_refused_when_it_is_unclear_whose_it_is() -> None:
     with pytest.raises(UsageError, match="name the one it is for"):
         parse_agents(["claude-code", "opencode"], ["/x/oc"])

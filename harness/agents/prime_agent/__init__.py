@@ -4,12 +4,18 @@ Its own dirs in the workdir: ``sessions/`` (created before launch, passed as its
 ``session-artifacts/`` (written by the agent), ``agent-home/`` (the isolated
 ``PRIME_AGENT_CODING_AGENT_DIR``, holding copies of the user's auth.json and models.json
 only) and ``daemon.sock``. After the CLI exits, its detached daemon is told to shut down.
+
+Two drives (``--agent prime-agent[:resident]``): the one-shot ``--mode json`` CLI, which
+completes its session when its parent's turn ends; and the resident drive (``resident.py``,
+run in the CLI's place), a client of the daemon protocol that keeps the session until the
+swarm is quiet. Both leave the same files; the scorer reads them the same way.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -36,6 +42,8 @@ from harness.agents.prime_agent.daemon import (
     shutdown_daemon,
 )
 from harness.agents.prime_agent.home import copy_agent_home, credential_checks, source_agent_home
+from harness.errors import UsageError
+from harness.files import copy_capped
 from scorers import RunEvidence
 from scorers.prime_agent import collect_evidence
 from scorers.types import Manifest
@@ -56,6 +64,16 @@ TELEMETRY_OFF = {"PRIME_AGENT_TELEMETRY": "0", "DO_NOT_TRACK": "1"}
 #: Where the daemon supervisor keeps its ownership registry (default
 #: ``~/.prime/supervisor-owners``); the product reads this internal variable itself.
 SUPERVISOR_REGISTRY_VAR = "PRIME_AGENT_INTERNAL_DAEMON_SUPERVISOR_REGISTRY_DIR"
+
+#: The resident drive's client, run in the CLI's place (standard library only).
+RESIDENT_DRIVER = Path(__file__).resolve().parent / "resident.py"
+#: What ``--agent prime-agent:OPTION`` takes: the drive.
+RESIDENT = "resident"
+#: The drive's own record in the workdir (and the bundle): the daemon's facts, the
+#: command timeline, how it ended.
+RESIDENT_RECORD = "resident.json"
+#: It holds a line per command and per resync: a few kilobytes.
+MAX_RECORD_BYTES = 1 << 20
 
 
 def agent_argv(
@@ -117,6 +135,48 @@ class PrimeAgentAdapter(AgentAdapter):
         "prime-agent is not redistributed with the harness: install your own CLI and pass "
         "--agent-bin PATH (or put prime-agent on PATH)"
     )
+    #: The drive: ``--agent prime-agent:resident``.
+    takes_options: ClassVar[bool] = True
+
+    def __init__(self, options: str = "", binary: str | None = None, seed: int = 0) -> None:
+        super().__init__(options, binary, seed)
+        self.resident = self._drive_option(options) == RESIDENT
+
+    def _drive_option(self, options: str) -> str:
+        """The drive named in ``options`` ("" for the one-shot CLI); UsageError otherwise."""
+        if options not in ("", RESIDENT):
+            raise UsageError(
+                f"--agent {self.name}:{options}: the options name the drive; "
+                f"'{self.name}' runs the one-shot CLI, '{self.name}:{RESIDENT}' a resident "
+                "session over the daemon protocol"
+            )
+        return options
+
+    @property
+    def drive(self) -> str:
+        return RESIDENT if self.resident else "one-shot"
+
+    def agent_command(self) -> list[str]:
+        """The argv prefix that starts the prime-agent CLI itself."""
+        return super().resolve_command()
+
+    def version_command(self) -> list[str]:
+        return self.agent_command()
+
+    def drive_check(self) -> tuple[bool, str] | None:
+        """The resident drive needs the daemon's quiescence barrier: asked of the daemon."""
+        if not self.resident:
+            return None
+        from harness.agents.prime_agent.probe import resident_check
+
+        return resident_check(self.agent_command())
+
+    def resolve_command(self) -> list[str]:
+        """The CLI, or for the resident drive its client, which starts the CLI's daemon."""
+        agent = self.agent_command()
+        if not self.resident:
+            return agent
+        return [sys.executable, "-I", "-S", str(RESIDENT_DRIVER), *agent, "--"]
 
     def preflight(
         self, env: Mapping[str, str], agent_home: Path | None = None
@@ -174,19 +234,52 @@ class PrimeAgentAdapter(AgentAdapter):
             "socket": paths.root / "daemon.sock",
             "artifact": item.manifest.artifact,
         }
+        record = {
+            "drive": self.drive,
+            "sessions_dir": str(sessions),
+            "sessions_spellings": list(sessions_spellings(sessions)),
+        }
+        if self.resident:
+            argv = [str(self._resident_state(paths, state, item))]
+        else:
+            argv = agent_argv([], state, item.model, item.task_text)
         return Launch(
-            argv=agent_argv([], state, item.model, item.task_text),
+            argv=argv,
             env=env,
             env_set=sorted(added),
             credential_files=(agent_home / "auth.json",),
             state=state,
-            record={
-                "sessions_dir": str(sessions),
-                "sessions_spellings": list(sessions_spellings(sessions)),
-            },
+            record=record,
         )
 
+    def _resident_state(self, paths: ItemPaths, state: Mapping[str, Any], item: ItemSpec) -> Path:
+        """What the resident driver needs, in a file beside the repo (outside it)."""
+        path = paths.root / "resident-drive.json"
+        drive = {
+            "socket": str(state["socket"]),
+            "repo": str(state["repo"]),
+            "agent_home": str(state["agent_home"]),
+            "sessions": str(state["sessions"]),
+            "model": item.model,
+            "task": item.task_text,
+            "record": str(paths.root / RESIDENT_RECORD),
+        }
+        path.write_text(json.dumps(drive), encoding="utf-8")
+        return path
+
+    def _resident_record(self, launch: Launch) -> dict[str, Any] | None:
+        path = Path(launch.state["root"]) / RESIDENT_RECORD
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
     def stop(self, launch: Launch, early: bool, running: Callable[[], bool]) -> StopOutcome:
+        if self.resident:
+            drove = self._resident_record(launch) or {}
+            if drove.get("supervisor_exit") == 0:  # shut down by the drive itself
+                return StopOutcome("acknowledged", "the resident drive shut the daemon down", True)
         wait = SOCKET_APPEAR_WAIT_S if early else SOCKET_PRESENT_WAIT_S
         outcome = shutdown_daemon(
             Path(launch.state["socket"]), wait_for_socket_s=wait, running=running
@@ -214,11 +307,36 @@ class PrimeAgentAdapter(AgentAdapter):
         )
         located = locate(layout, str(state["artifact"]))
         copies = copy_bundle(located, item_dir, secrets)
+        record: dict[str, Any] = {
+            "ledger_via": located.ledger_via,
+            "parent_via": located.parent_via,
+        }
+        notes = list(located.notes)
+        if self.resident:
+            drove = self._resident_record(launch)
+            if drove is None:
+                notes.append("the resident drive left no record")
+            else:
+                copy_capped(
+                    Path(state["root"]) / RESIDENT_RECORD,
+                    item_dir / RESIDENT_RECORD,
+                    MAX_RECORD_BYTES,
+                    secrets,
+                )
+                record["resident"] = {
+                    k: drove.get(k) for k in ("outcome", "detail", "barrier", "daemon")
+                }
+                lost = sum(1 for r in drove.get("resyncs") or [] if r.get("lost"))
+                if lost:
+                    notes.append(
+                        f"the daemon resynced {lost} time(s) past the events received: "
+                        "some events are missing from stdout.jsonl"
+                    )
         return Collected(
-            notes=tuple(located.notes),
+            notes=tuple(notes),
             capped=tuple(located.capped),
             truncated=tuple(c.name for c in copies if c.truncated),
-            record={"ledger_via": located.ledger_via, "parent_via": located.parent_via},
+            record=record,
         )
 
     def _locate_bundle(self, item_dir: Path, meta: Mapping[str, Any], artifact: str) -> Located:

@@ -6,7 +6,8 @@ launched with the sim's script and handed the answers out of band (an oracle fil
 the repo): a stand-in for the model, not for the harness. It calls no model: its "models"
 are behaviours, ``sim/BEHAVIOURS``, so one run compares behaviours as it would compare
 models (``--model sim/honest --model sim/no-spawn``). ``--agent sim:BEHAVIOURS`` sets what
-every model's behaviours start from; a model's own behaviours win over them.
+every model's behaviours start from; a model's own behaviours win over them, and
+``resident`` among them picks prime-agent's resident drive (``--agent sim:resident``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, ClassVar
 
 import sim_agent
 from harness.agents.base import ItemPaths, ItemSpec, Launch, check_model_syntax
-from harness.agents.prime_agent import PrimeAgentAdapter
+from harness.agents.prime_agent import RESIDENT, PrimeAgentAdapter
 from harness.errors import UsageError
 from sim_agent.config import ORACLE_VAR, SimUsageError, merge_behaviours, parse_behaviours
 
@@ -45,23 +46,30 @@ class SimAdapter(PrimeAgentAdapter):
                 f"--agent-bin {binary}: the simulated agent is part of the harness and runs "
                 "no other binary; leave --agent-bin out (or pick a real agent with --agent)"
             )
+        #: The behaviours every model's items start from (``resident`` names the drive).
+        self.base_behaviours = ",".join(
+            b for b in (x.strip() for x in options.split(",")) if b and b != RESIDENT
+        )
         try:
-            parse_behaviours(options)
+            parse_behaviours(self.base_behaviours)
         except SimUsageError as exc:
             raise UsageError(f"--agent sim:{options}: {exc}") from None
         super().__init__(options, None, seed)
+
+    def _drive_option(self, options: str) -> str:
+        return RESIDENT if RESIDENT in (x.strip() for x in options.split(",")) else ""
 
     @property
     def simulated(self) -> bool:
         return True
 
     def default_models(self) -> tuple[str, ...]:
-        return (f"{SIM_PROVIDER}/{self.options or DEFAULT_BEHAVIOURS}",)
+        return (f"{SIM_PROVIDER}/{self.base_behaviours or DEFAULT_BEHAVIOURS}",)
 
     def behaviours_for(self, model: str) -> str:
         """The behaviours one model's items run: the agent's, then the model's own."""
         own = "" if model == LEGACY_MODEL else model.partition("/")[2]
-        return merge_behaviours(self.options, own) or DEFAULT_BEHAVIOURS
+        return merge_behaviours(self.base_behaviours, own) or DEFAULT_BEHAVIOURS
 
     def check_model(self, model: str) -> None:
         check_model_syntax(model)
@@ -90,7 +98,7 @@ class SimAdapter(PrimeAgentAdapter):
     ) -> list[tuple[str, bool, str]]:
         return [("credentials", True, "none needed by the simulated agent")]
 
-    def resolve_command(self) -> list[str]:
+    def agent_command(self) -> list[str]:
         # -S: the sim is standard-library only; skipping site halves its start-up.
         return [sys.executable, "-S", str(SIM_SCRIPT)]
 

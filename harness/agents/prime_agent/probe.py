@@ -1,0 +1,124 @@
+"""Asking a prime-agent CLI's daemon what it speaks, before a resident run starts.
+
+The resident drive needs the daemon's RLM quiescence barrier (schema revision 18 and its
+capability) and protocol 7. A daemon without them is refused before the run, in one line,
+never silently driven another way (that would change what is measured). The probe starts
+the supervisor as the drive does, in a throw-away directory that is its HOME, TMPDIR and
+agent home, reads its hello, shuts it down and ends whatever is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from harness.agents.env import ITEM_TOKEN_VAR
+from harness.agents.prime_agent import resident
+from harness.agents.prime_agent.daemon import shutdown_daemon
+from harness.item.processes import ProcessTracker
+
+#: The caller's variables the probe passes on (finding the binary and its runtime).
+KEEP = ("PATH", "LANG", "LC_ALL", "TERM")
+#: The supervisor greeted 0.7-3.3 s after its spawn on a loaded machine (measured).
+HELLO_TIMEOUT_S = 30.0
+EXIT_WAIT_S = 5.0
+
+
+def read_hello(prefix: list[str], timeout_s: float = HELLO_TIMEOUT_S) -> tuple[Any, str | None]:
+    """(the daemon's hello, None), or (None, why it could not be read)."""
+    scratch = Path(tempfile.mkdtemp(prefix="swh-probe-"))
+    token = f"probe-{uuid.uuid4().hex}"
+    sock_path = scratch / "daemon.sock"
+    for sub in ("home", "tmp", "agent", "repo"):
+        (scratch / sub).mkdir()
+    env = {k: v for k, v in os.environ.items() if k in KEEP}
+    env.update(
+        HOME=str(scratch / "home"),
+        TMPDIR=str(scratch / "tmp"),
+        PRIME_AGENT_CODING_AGENT_DIR=str(scratch / "agent"),
+        PI_CODING_AGENT_DIR=str(scratch / "agent"),
+        IPYTHONDIR=str(scratch / "home" / ".ipython"),
+        PRIME_AGENT_TELEMETRY="0",
+        DO_NOT_TRACK="1",
+        **{ITEM_TOKEN_VAR: token},
+    )
+    env["PRIME_AGENT_INTERNAL_DAEMON_SUPERVISOR_REGISTRY_DIR"] = str(scratch / "home" / "reg")
+    tracker = ProcessTracker(token=token, workdir=scratch)
+    try:
+        log = scratch / "daemon.log"
+        try:
+            with open(log, "wb") as out:
+                proc = subprocess.Popen(
+                    [*prefix, "--mode", "daemon", "--daemon-socket", str(sock_path)],
+                    cwd=scratch / "repo",
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=out,
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            return None, f"the daemon could not start: {exc}"
+        tracker.observe_tree(proc.pid)
+        hello, why = _greeting(sock_path, proc, timeout_s)
+        shutdown_daemon(sock_path, wait_for_socket_s=0.0)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=EXIT_WAIT_S)
+        if hello is None and proc.poll() is not None:
+            said = log.read_bytes()[-4000:].decode(errors="replace").strip().splitlines()
+            if said:
+                why = f"{why}: {said[-1][:200]}"
+        return hello, why
+    finally:
+        tracker.sweep()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _greeting(
+    sock_path: Path, proc: subprocess.Popen[bytes], timeout_s: float
+) -> tuple[Any, str | None]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return None, f"`--mode daemon` exited with code {proc.returncode} before it greeted"
+        if sock_path.exists():
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                    conn.settimeout(5.0)
+                    conn.connect(str(sock_path))
+                    line = conn.makefile("rb").readline(1 << 20)
+                hello = json.loads(line)
+            except (OSError, ValueError):
+                hello = None
+            if isinstance(hello, dict) and hello.get("type") == "daemon_hello":
+                return hello, None
+        time.sleep(0.1)
+    return None, f"no daemon hello within {timeout_s:g} s"
+
+
+def resident_check(prefix: list[str]) -> tuple[bool, str]:
+    """Whether the daemon of ``prefix`` can be driven resident, and why (one line)."""
+    hello, why = read_hello(prefix)
+    if hello is None:
+        return False, f"prime-agent:resident could not ask the daemon what it speaks: {why}"
+    missing = resident.gate(hello)
+    facts = (
+        f"daemon {hello.get('appVersion')}, protocol "
+        f"{(hello.get('protocol') or {}).get('version')}, schema revision "
+        f"{hello.get('schemaRevision')}"
+    )
+    if missing:
+        return False, (
+            f"prime-agent:resident refused ({facts}): " + "; ".join(missing) + "; the "
+            "one-shot drive (--agent prime-agent) works with it"
+        )
+    return True, f"{facts}: the quiescence barrier is there"
