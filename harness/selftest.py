@@ -252,20 +252,22 @@ def scripts_for(agent: AgentAdapter) -> Mapping[str, Any]:
 
 
 def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
-    """The agent's scripted behaviours as selftest cases (what each must be judged); the
+    """The agent's scripted behaviours as selftest cases (what each must be judged, under
+    the agent's drive); the
     edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
     one run plays every script on every fixture). Each item is judged as its fixture's kind
     asks (:meth:`SelftestCase.on`)."""
     cases = [
         SelftestCase(
             s.name,
-            s.expected_status,
-            s.expected_failing,
+            s.under(agent.drive)[0],
+            s.under(agent.drive)[1],
             s.may_fail,
             s.edit_only,
             s.edit_failing,
         )
         for s in scripts_for(agent).values()
+        if s.selftest
     ]
     return [c for c in cases if edit or not c.edit_only]
 

@@ -83,6 +83,24 @@ class Script:
     #: Criteria that also fail when the script plays on an edit fixture (children under
     #: other names than the workers' change the workers' files: ``lanes``).
     edit_failing: tuple[str, ...] = ()
+    #: The parent ends its turn after spawning, until every reply is in its conversation;
+    #: then it writes (the replies that arrive after its turn wake it, when anything keeps
+    #: the session alive: the resident drive).
+    fan_in_on_reply: bool = False
+    #: The parent polls its children for ever and never writes (only a deadline ends it).
+    poll_forever: bool = False
+    #: Played by the selftest (one that only a deadline ends is not).
+    selftest: bool = True
+    #: The verdict under another drive of the agent, where it differs (drive -> (status,
+    #: failing)): the resident drive keeps the children alive past the parent's turn.
+    by_drive: tuple[tuple[str, Status, tuple[str, ...]], ...] = ()
+
+    def under(self, drive: str) -> tuple[Status, tuple[str, ...]]:
+        """The verdict the rubric must give this script under ``drive``."""
+        for name, status, failing in self.by_drive:
+            if name == drive:
+                return status, failing
+        return self.expected_status, self.expected_failing
 
 
 #: What each scripted behaviour does, by name: a behaviour has one name for every client
@@ -109,6 +127,11 @@ BEHAVIOURS: dict[str, str] = {
     "shard's change itself",
     "edit-wrong-lane": "(edit fixtures only) as honest, but the first shard's child also "
     "changes the files the next shard owns",
+    "early-exit-fanin": "the parent ends its turn right after spawning, and writes once every "
+    "reply is in its conversation: the one-shot CLI tears the children down first, a resident "
+    "session wakes the parent with each reply",
+    "poll-forever": "the parent polls its children for ever and never writes: only a "
+    "deadline ends the run (not played by the selftest)",
 }
 
 #: What the scripts that play on both kinds do on an edit fixture, where it differs from
@@ -152,7 +175,30 @@ SCRIPTS: dict[str, Script] = {
         # ends only once every child has asked the model something (so its session file
         # exists): without that wait, a child torn down before its session existed also
         # failed delegation, by chance (issue 20).
-        Script("early-exit", "unresolved", ("coverage", "receipts", "provenance"), early_exit=True),
+        # Resident (real CLI 0.8.0, measured): the children live on, every reply reaches the
+        # parent (receipts pass), but this parent never writes.
+        Script(
+            "early-exit",
+            "unresolved",
+            ("coverage", "receipts", "provenance"),
+            early_exit=True,
+            by_drive=(("resident", "unresolved", ("coverage", "provenance")),),
+        ),
+        # One-shot: as early-exit. Resident with the barrier: resolved (6/6 measured).
+        Script(
+            "early-exit-fanin",
+            "unresolved",
+            ("coverage", "receipts", "provenance"),
+            fan_in_on_reply=True,
+            by_drive=(("resident", "resolved", ()),),
+        ),
+        Script(
+            "poll-forever",
+            "unresolved",
+            ("coverage", "receipts", "provenance"),
+            poll_forever=True,
+            selftest=False,
+        ),
         Script("retry-after-failure", "resolved", retry_after_failure=True),
         # Every change is right and every answer traced, but no shard's files were changed
         # by its own child: the parent wrote them all.
@@ -236,6 +282,15 @@ def _parent_turn(
             wait_for_children=tuple(j.path for j in jobs),
         )
     answers = conv.answers()
+    if script.poll_forever:
+        return ToolCall(_poll_cell())
+    if script.fan_in_on_reply:
+        if all(j.file in answers for j in jobs):
+            return ToolCall(_write_cell(artifact, jobs, answers))
+        return Text(
+            "Not every child has replied yet; I end my turn until their replies arrive.",
+            wait_for_children=tuple(j.path for j in jobs),
+        )
     first = jobs[0]
     if (
         script.retry_after_failure

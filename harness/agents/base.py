@@ -194,6 +194,11 @@ class AgentAdapter(ABC):
         self.binary = binary or self.default_binary
         self.seed = seed
 
+    @property
+    def drive(self) -> str:
+        """How the agent is driven, where it has more than one way ("": its only one)."""
+        return ""
+
     def label(self) -> str:
         """How the run's report names the agent."""
         return f"{self.name}:{self.options}" if self.options else self.name

@@ -130,6 +130,8 @@ def selftest_scripts() -> str:
             continue
         rows = ["| script | what the model does | expected verdict |", "|---|---|---|"]
         for script in SCRIPTS_BY_API[api].values():
+            if not script.selftest:
+                continue
             expected = script.expected_status
             if script.expected_failing:
                 expected += ": " + ", ".join(script.expected_failing) + " fail"
@@ -137,6 +139,10 @@ def selftest_scripts() -> str:
                 expected += f" ({', '.join(script.may_fail)} may fail too)"
             if script.edit_failing:
                 expected += f" (on an edit fixture {', '.join(script.edit_failing)} too)"
+            for drive, status, failing in script.by_drive:
+                expected += f"; {drive}: {status}" + (
+                    f": {', '.join(failing)} fail" if failing else ""
+                )
             rows.append(f"| `{script.name}` | {_cell(BEHAVIOURS[script.name])} | {expected} |")
         parts.append(f"### `{name}`\n\n{API_DESCRIPTIONS[api]}.\n\n" + "\n".join(rows) + "\n")
     return "\n".join(parts)

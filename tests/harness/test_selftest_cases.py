@@ -88,3 +88,17 @@ def test_an_edit_only_script_on_read_fixtures_is_refused_saying_why(
         )
     assert "edit-parent: plays only on edit fixtures" in str(refused.value)
     assert not (tmp_path / "runs").exists()  # refused before anything ran
+
+
+def test_each_drive_of_prime_agent_is_judged_by_its_own_expectations() -> None:
+    """The resident drive keeps the children past the parent's turn: early-exit-fanin
+    resolves there and not one-shot; a script only a deadline ends is never played."""
+    one = {c.script: c for c in cases_for(parse_agent("prime-agent"))}
+    res = {c.script: c for c in cases_for(parse_agent("prime-agent:resident"))}
+    assert set(one) == set(res) and "poll-forever" not in one
+    assert (one["early-exit-fanin"].expected_status, res["early-exit-fanin"].expected_status) == (
+        "unresolved",
+        "resolved",
+    )
+    assert res["early-exit"].expected_failing == ("coverage", "provenance")
+    assert one["honest"] == res["honest"]
