@@ -110,3 +110,27 @@ def test_a_deadline_mid_prompt_shuts_the_daemon_down_and_keeps_the_last_events(
     assert done.stdout == (CAPTURES / "deadline-shutdown" / "stdout.jsonl").read_bytes()
     assert record["outcome"] == "stopped"
     assert record["session_closed"] == "killed"
+
+
+@pytest.mark.parametrize(
+    ("capture", "status", "failing", "turns"),
+    [
+        ("honest", "resolved", [], 6),
+        ("early-exit-fanin", "resolved", [], 6),
+        ("deadline-shutdown", "unresolved", ["coverage", "receipts", "provenance"], 2),
+    ],
+)
+def test_the_unchanged_scorer_reads_what_the_real_resident_drives_left(
+    capture: str, status: str, failing: list[str], turns: int
+) -> None:
+    """The verdicts the captures' README reports for the real CLI's resident drives."""
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "score", str(CAPTURES / capture)],
+        cwd=HERE.parents[2], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    scored = json.loads(done.stdout)
+    assert scored["status"] == status
+    checks = scored["score"]["checks"]
+    assert [c["name"] for c in checks if not c["passed"]] == failing
+    assert scored["score"]["turns"] == turns
+    assert scored["score"]["stdout_malformed_lines"] == 0
