@@ -36,7 +36,8 @@ class AgentEntry:
 REGISTRY: dict[str, AgentEntry] = {
     "prime-agent": AgentEntry(
         "harness.agents.prime_agent:PrimeAgentAdapter",
-        "the real prime-agent CLI (bring your own: --agent-bin or PATH)",
+        "the real prime-agent CLI (bring your own: --agent-bin or PATH); "
+        "prime-agent:resident drives a resident session over its daemon protocol",
     ),
     "claude-code": AgentEntry(
         "harness.agents.claude_code:ClaudeCodeAdapter",
@@ -60,7 +61,8 @@ REGISTRY: dict[str, AgentEntry] = {
     "sim": AgentEntry(
         "harness.agents.sim:SimAdapter",
         "the built-in simulated prime-agent, no model needed; sim:BEHAVIOURS (honest, "
-        "no-spawn, flaky=0.7, slow=2, ... comma-separated)",
+        "no-spawn, flaky=0.7, slow=2, ... comma-separated; resident among them: the "
+        "resident drive)",
         selftest=False,
     ),
 }
