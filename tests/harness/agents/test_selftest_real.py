@@ -29,6 +29,8 @@ SELFTEST_TIMEOUT_S = 300
 #: agent -> the session fixture that finds (or installs) its binary, or skips.
 BINARIES = {
     "prime-agent": "prime_agent_bin",
+    # Its resident drive: the same scripts, each judged as that drive must be (Script.under).
+    "prime-agent:resident": "prime_agent_bin",
     "claude-code": "claude_code_bin",
     "opencode": "opencode_bin",
     "codex": "codex_bin",
