@@ -97,7 +97,7 @@ class ResidentClient:
             except OSError:
                 sock.close()
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise AssertionError(f"no supervisor: {self.stderr_path.read_text()}")
+                    raise AssertionError(f"no supervisor: {self.stderr_path.read_text()}") from None
                 time.sleep(0.02)
 
     @staticmethod
@@ -145,7 +145,8 @@ class ResidentClient:
             assert frame is not None, f"EOF before the response to {kind}"
             if frame.get("type") == "response" and frame.get("id") == command_id:
                 self.drive.responses[kind] = frame
-                if kind not in ("attach", "get_session_header", "get_rlm_children"):
+                read_only = kind in ("attach", "get_session_header", "get_rlm_children")
+                if frame["success"] and not read_only:
                     self.send("ack_result", commandId=command_id)
                 return frame
 
@@ -174,8 +175,12 @@ class ResidentClient:
             "serializedRefine": True,
             "telemetryDisabled": True,
         }
-        launch_env = {k: v for k, v in layout.env().items() if not k.startswith("PRIME_AGENT_INTERNAL_")}
-        created = self.call("create", config=session, lifecycle="client_owned", launchEnv=launch_env)
+        launch_env = {
+            k: v for k, v in layout.env().items() if not k.startswith("PRIME_AGENT_INTERNAL_")
+        }
+        created = self.call(
+            "create", config=session, lifecycle="client_owned", launchEnv=launch_env
+        )
         assert created["success"], created
         active = str(created["data"]["id"])
         attached = self.call(
