@@ -25,11 +25,11 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from sim_agent import config, jsonio, launch, records
+from sim_agent import config, jsonio, launch, records, snapshots
 from sim_agent.daemon import PROTOCOL, error_response
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Generator, Iterator
     from typing import Any
 
 SCHEMA_REVISION = 22
@@ -155,7 +155,9 @@ class Waiter:
 class Session:
     """One session: its worker process, its event sequence, who is attached, who waits."""
 
-    def __init__(self, active_id: str, pid: int, stdin: int, lines: Iterator[bytes]) -> None:
+    def __init__(
+        self, active_id: str, pid: int, stdin: int, lines: Generator[bytes, None, None]
+    ) -> None:
         self.id = active_id
         self.pid = pid
         self.stdin = stdin
@@ -374,13 +376,14 @@ class Supervisor:
         _write_line(stdin_w, {**spec, "socket": self.socket_path})
         ready = jsonio.loads(next(session.lines, b'{"error": "the worker exited"}'))
         if "ready" not in ready:
+            session.lines.close()  # closes the worker's stdout
             os.close(stdin_w)
             launch.wait_exit_code(pid)
             raise CommandFailed(f"session worker failed: {ready.get('error')}")
         session.header = ready["ready"]["header"]
         if command.get("lifecycle") == "client_owned":
             session.owner = client.id
-        session.summary = _summary(session, session_config, ready["ready"]["sessionFile"])
+        session.summary = snapshots.summary(session, session_config, ready["ready"]["sessionFile"])
         with self.lock:
             self.sessions[active_id] = session
         threading.Thread(target=self._read_worker, args=(session,), daemon=True).start()
@@ -399,7 +402,7 @@ class Supervisor:
         snapshot = {
             "activeSessionId": session.id,
             "summary": summary,
-            "state": _state(session),
+            "state": snapshots.state(session),
             "messages": [],
             "lastEventSequence": sequence,
             "lastEventCursor": cursor,
@@ -581,99 +584,6 @@ class Supervisor:
         os._exit(0)
 
 
-def _summary(session: Session, session_config: dict[str, Any], file: str) -> dict[str, Any]:
-    """The session summary ``create`` answers with (the captured keys)."""
-    now = records.iso()
-    return {
-        "id": session.id,
-        "lifecycle": "draft",
-        "activity": "working",
-        "isSessionActive": False,
-        "lastActivityAt": now,
-        "runtimeKind": "top-level",
-        "rlmDepth": 0,
-        "activeSessionId": session.id,
-        "sessionId": session.header["id"],
-        "sessionFile": file,
-        "cwd": session_config["cwd"],
-        "model": _model(str(session_config.get("model", ""))),
-        "thinkingLevel": "off",
-        "isStreaming": False,
-        "isCompacting": False,
-        "isBashRunning": False,
-        "hasRunningRlmChildren": False,
-        "isRunningTools": False,
-        "attachedClients": 0,
-        "messageCount": 0,
-        "unfinishedActionCount": 0,
-        "sessionActions": {"queuedCount": 0, "steering": [], "followUps": []},
-        "created": session.header["timestamp"],
-        "modified": now,
-        "diagnostics": [],
-        "workerState": "ready",
-        "workerPid": session.pid,
-    }
-
-
-def _model(name: str) -> dict[str, Any]:
-    provider, _, model_id = name.partition("/")
-    return {
-        "id": model_id,
-        "name": model_id,
-        "api": records.API,
-        "provider": provider,
-        "baseUrl": "sim://oracle",
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 128000,
-        "maxTokens": 8192,
-        "compat": {
-            "supportsDeveloperRole": False,
-            "supportsReasoningEffort": False,
-            "supportsStore": False,
-        },
-    }
-
-
-def _state(session: Session) -> dict[str, Any]:
-    """The session state in an attach snapshot (the captured keys)."""
-    summary = session.summary
-    return {
-        "activeSessionId": session.id,
-        "cwd": summary["cwd"],
-        "model": summary["model"],
-        "thinkingLevel": "off",
-        "serviceTier": "default",
-        "availableThinkingLevels": ["off"],
-        "isStreaming": False,
-        "isCompacting": False,
-        "isBashRunning": False,
-        "retryAttempt": 0,
-        "steeringMode": "one-at-a-time",
-        "followUpMode": "one-at-a-time",
-        "sessionFile": summary["sessionFile"],
-        "sessionId": summary["sessionId"],
-        "sessionDir": os.path.dirname(summary["sessionFile"]),
-        "leafId": None,
-        "autoCompactionEnabled": True,
-        "messageCount": 0,
-        "sessionActions": {"queuedCount": 0, "steering": [], "followUps": []},
-        "compactionCount": 0,
-        "goal": {
-            "active": False,
-            "status": "idle",
-            "tokensUsed": 0,
-            "timeUsedSeconds": 0,
-            "continuationsUsed": 0,
-        },
-        "scopedModels": [],
-        "activeToolNames": ["ipython"],
-        "contextUsage": {"tokens": 0, "contextWindow": 128000, "percent": 0},
-        "heartbeat": None,
-    }
-
-
 def _write_line(fd: int, obj: dict[str, Any]) -> None:
     data = memoryview((jsonio.dumps(obj) + "\n").encode())
     try:
@@ -683,7 +593,7 @@ def _write_line(fd: int, obj: dict[str, Any]) -> None:
         pass  # the worker is gone; its reader reports that
 
 
-def _fd_lines(fd: int) -> Iterator[bytes]:
+def _fd_lines(fd: int) -> Generator[bytes, None, None]:
     """The lines a worker writes, until EOF (then the descriptor is closed)."""
     buf = b""
     try:

@@ -28,6 +28,7 @@ from sim_agent.conversation import EventStream
 from sim_agent.parent import ParentRun
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -98,7 +99,7 @@ def run_worker() -> int:
     return 0
 
 
-def _lines(fd: int) -> Any:
+def _lines(fd: int) -> Iterator[bytes]:
     """The lines read from ``fd`` until EOF."""
     buf = b""
     while chunk := os.read(fd, 65536):
