@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Simulated ``prime-agent`` CLI: ``agent.py --mode json --daemon-socket SOCK --cwd REPO
---session-dir S --model PROVIDER/MODEL -- "TASK"``.
+--session-dir S --model PROVIDER/MODEL -- "TASK"``, or the resident supervisor:
+``agent.py --mode daemon --daemon-socket SOCK`` (see ``resident.py``).
 
 Answers and behaviours come from the oracle file named by ``$SWARM_HARNESS_SIM_ORACLE``
 (see ``config.py``). Like the real CLI, bad usage and thrown errors exit 1 with text on
@@ -41,6 +42,16 @@ def main(argv: list[str] | None = None) -> int:
         return int(child.run_child())
     if mode == launch.MODE_SLEEP:
         return launch.sleep_forever(ignore_sigterm="--ignore-sigterm" in args[1:])
+    if mode == launch.MODE_WORKER:
+        from sim_agent import worker
+
+        return int(worker.run_worker())
+    if "--mode=daemon" in args or ["--mode", "daemon"] in (
+        args[i : i + 2] for i in range(len(args))
+    ):
+        from sim_agent import resident
+
+        return int(resident.run_supervisor(args))
     from sim_agent import config, parent
 
     try:

@@ -45,6 +45,8 @@ PLANS = (
     "hollow-children",
     "backdated-reply",
     "provider-down",
+    # Resident drives (``--mode daemon``): the first run ends before any reply arrived.
+    "early-exit-fanin",
     # Exits 0 at once, having done and written nothing: what is left of an item's wall time
     # is the harness's own (benchmarks/bench_overhead.py).
     "noop",
@@ -64,6 +66,7 @@ FLAGS = (
     "detached-grandchild",
     "recovers",
     "edit-bash",
+    "old-daemon",
 )
 #: What each behaviour does, for the docs' table (``python -m harness.cli.docs``) and help.
 #: "Edit:" says what it does on an edit fixture, where each child changes the repo too.
@@ -96,6 +99,11 @@ DESCRIPTIONS = {
     "made, but no record shows who made them.",
     "backdated-reply": "The first child's receipt is dated an hour before its spawn.",
     "provider-down": "Every model request fails (529 overloaded): the model is never reached.",
+    "early-exit-fanin": "One child per shard under its worker's name; the parent ends its "
+    "first run at once, without waiting. Resident (`--mode daemon`): each reply wakes a "
+    "follow-up run that receipts it, and the last one writes the artifact. One-shot "
+    "(`--mode json`): the children are torn down when that first run ends (no receipts, "
+    "no artifact).",
     "noop": "Exits 0 at once, having done and written nothing (the harness's own overhead).",
     "parent-does-it": "Edit only. The parent makes every shard's change in its own cells, "
     "then spawns children that only answer.",
@@ -120,6 +128,8 @@ DESCRIPTIONS = {
     "edit-bash": "Edit only. Changes are `%%bash` cells running `sed -i` instead of the "
     "`edit` skill: the record is the shell text, no diffs. Not with `clobber` or "
     "`cheat-conftest`.",
+    "old-daemon": "The resident supervisor (`--mode daemon`) greets as an older daemon: "
+    "schema revision 17 and no `rlm_quiescence_barrier` capability.",
     "slow=SECONDS": "The whole run takes about that long.",
     "flaky=P": "Resolves with probability P (seeded by the item key and `--seed`); "
     "otherwise as `wrong-answer`.",
@@ -179,6 +189,7 @@ class Behaviours(_Value):
         "recovers",
         "throttled",
         "edit_bash",
+        "old_daemon",
     )
     __slots__ = _fields
 
@@ -195,6 +206,7 @@ class Behaviours(_Value):
         recovers: bool = False,
         throttled: float | None = None,
         edit_bash: bool = False,
+        old_daemon: bool = False,
     ) -> None:
         self.plan = plan
         self.wrong_answer = wrong_answer
@@ -211,6 +223,8 @@ class Behaviours(_Value):
         self.throttled = throttled
         #: Edits are ``%%bash`` cells running ``sed -i`` instead of the ``edit`` skill.
         self.edit_bash = edit_bash
+        #: The resident supervisor's hello says schema revision 17, without the barrier.
+        self.old_daemon = old_daemon
 
 
 def parse_behaviours(spec: str) -> Behaviours:
@@ -614,6 +628,39 @@ def parse_launch(argv: list[str], env: Mapping[str, str]) -> Launch:
         agent_home=os.path.abspath(home),
         ledger_sessions_dir=_ledger_spelling(env_sessions),
         depth=depth,
+        oracle=load_oracle(oracle_path, cwd),
+    )
+
+
+def session_launch(session: Mapping[str, object], env: Mapping[str, str], socket: str) -> Launch:
+    """The parent run of a resident session: a daemon ``create``'s ``config`` (``cwd``,
+    ``sessionDir``, ``model``, ``agentDir``) in the worker's environment. The task comes
+    later, with the prompt."""
+    cwd, session_dir, model = (session.get(k) for k in ("cwd", "sessionDir", "model"))
+    if not isinstance(cwd, str) or not os.path.isdir(cwd):
+        raise SimUsageError(f"config.cwd is not a directory: {cwd!r}")
+    if not isinstance(session_dir, str) or not session_dir:
+        raise SimUsageError("config.sessionDir is missing")
+    provider, model_id = model.partition("/")[::2] if isinstance(model, str) else ("", "")
+    if not provider or not model_id:
+        raise SimUsageError(f"config.model must be <provider>/<model-id>, got {model!r}")
+    home = session.get("agentDir") or env.get(HOME_VAR)
+    if not isinstance(home, str) or not home:
+        raise SimUsageError(f"neither config.agentDir nor {HOME_VAR} is set")
+    oracle_path = env.get(ORACLE_VAR)
+    if not oracle_path:
+        raise SimUsageError(f"{ORACLE_VAR} is not set: the simulated agent needs its oracle file")
+    session_dir = os.path.abspath(session_dir)
+    env_sessions = next((env[v] for v in SESSION_DIR_VARS if env.get(v)), session_dir)
+    return Launch(
+        socket=socket,
+        cwd=os.path.abspath(cwd),
+        session_dir=session_dir,
+        model=(provider, model_id),
+        task="",
+        agent_home=os.path.abspath(home),
+        ledger_sessions_dir=_ledger_spelling(env_sessions),
+        depth=0,  # the supervisor removes RLM_DEPTH from a worker's environment
         oracle=load_oracle(oracle_path, cwd),
     )
 

@@ -3,7 +3,10 @@
 Mirrors ``--mode json`` of the real CLI (CONTRACT §4): stdout line 1 is the session header,
 then ``agent_start``, ``turn_start``, ``message_start``/``message_update``/``message_end``,
 ``tool_execution_*``, ``rlm_child_update``, ``turn_end`` (repeating the assistant message)
-and ``agent_end``, one compact JSON object per line, flushed per line.
+and ``agent_end``, one compact JSON object per line, flushed per line. A resident session
+(``worker.py``) streams the same events over its supervisor's socket instead, runs again
+(:meth:`Conversation.resume`) when a child's reply arrives late, and on a stop streams what
+a run cut short ends with (:meth:`Conversation.abort`).
 """
 
 from __future__ import annotations
@@ -22,12 +25,20 @@ if TYPE_CHECKING:
     from .edits import Cell
 
 
+#: What a tool cell cut short by a stop reports.
+ABORTED = "Request was aborted"
+
+
 class EventStream:
     """Stdout in ``--mode json``; a reader that went away is not the agent's problem."""
 
     def __init__(self, out: BinaryIO | None = None) -> None:
         self._out = out if out is not None else sys.stdout.buffer
         self._open = True
+
+    def header(self, header: dict[str, Any]) -> None:
+        """The session header: stdout's first line."""
+        self.emit(header)
 
     def emit(self, event: dict[str, Any]) -> None:
         if not self._open:
@@ -57,20 +68,63 @@ class Conversation:
         self.stream = stream
         self.messages: list[dict[str, Any]] = []
         self._in_turn = False
+        self._in_run = False
         self._turn_message: dict[str, Any] | None = None
         self._calls = 0
+        #: The tool call whose cell is running, if one is.
+        self._open_call: str | None = None
 
     def start(self, task: str) -> None:
-        self.stream.emit(self.transcript.header)
+        self.stream.header(self.transcript.header)
         self.transcript.preamble(self.model)
         self.transcript.append("session_state", state={"status": "active"})
-        self.stream.emit({"type": "agent_start"})
+        self.resume()
         message = {
             "role": "user",
             "content": [records.text_block(task)],
             "timestamp": records.now_ms(),
         }
         self._record("message", message, message=message)
+
+    def resume(self) -> None:
+        """Start an agent run: the first one, or one a late child reply woke."""
+        self.stream.emit({"type": "agent_start"})
+        self._in_run = True
+
+    def end_run(self) -> None:
+        self.stream.emit({"type": "agent_end", "messages": self.messages})
+        self._in_run = False
+
+    def abort(self) -> None:
+        """What a run stopped mid-way streams, as the product's did: the running cell ends
+        "Request was aborted", then the turn and the run end."""
+        if self._open_call is not None:
+            result = {
+                "role": "toolResult",
+                "toolCallId": self._open_call,
+                "toolName": "ipython",
+                "content": [records.text_block(ABORTED)],
+                "details": {},
+                "isError": True,
+                "timestamp": records.now_ms(),
+            }
+            outcome = {"content": result["content"], "details": {}}
+            self.stream.emit(
+                {
+                    "type": "tool_execution_end",
+                    "toolCallId": self._open_call,
+                    "toolName": "ipython",
+                    "result": outcome,
+                    "isError": True,
+                }
+            )
+            self._open_call = None
+            self._record("message", result, message=result)
+            self.end_turn([result])
+        elif self._in_turn:
+            self.end_turn([])
+        if self._in_run:
+            self.end_run()
 
     def _begin_turn(self) -> None:
         if not self._in_turn:
@@ -136,7 +190,9 @@ class Conversation:
             }
         )
         started = time.monotonic()
+        self._open_call = call_id
         out = run(entry)
+        self._open_call = None
         took = int((time.monotonic() - started) * 1000)
         if isinstance(out, str):
             text = out
@@ -189,4 +245,4 @@ class Conversation:
     def finish(self, text: str) -> None:
         self.assistant([records.text_block(text)], "stop")
         self.end_turn([])
-        self.stream.emit({"type": "agent_end", "messages": self.messages})
+        self.end_run()

@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import NoReturn
 
 AGENT_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
@@ -25,6 +26,7 @@ AGENT_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.p
 MODE_DAEMON = "--sim-daemon"
 MODE_CHILD = "--sim-child"
 MODE_SLEEP = "--sim-sleep"
+MODE_WORKER = "--sim-worker"
 
 #: The catalog process: a plain ``sleep`` (it never wakes up by itself; ~68 years).
 CATALOG_ARGV = ("sleep", "2147483647")
@@ -46,13 +48,15 @@ def spawn(
     new_session: bool = False,
     default_sigterm: bool = False,
     search_path: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> int:
     """Start ``argv``; returns its pid. The caller reaps it (``os.waitpid``) if it can.
 
     ``stdin``/``stdout``/``stderr`` are descriptors handed over as 0, 1 and 2; the rest is
     inherited, or /dev/null with ``quiet``. Signal dispositions and mask are inherited
     unless ``default_sigterm``, which starts the process with SIGTERM at its default and
-    nothing blocked, whatever this process does with SIGTERM at the moment.
+    nothing blocked, whatever this process does with SIGTERM at the moment. ``env``
+    replaces this process's environment.
     """
     actions: list[tuple[object, ...]] = []
     for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
@@ -67,6 +71,7 @@ def spawn(
     setsigdef: tuple[int, ...] = (signal.SIGPIPE, signal.SIGXFSZ)
     if default_sigterm:
         setsigdef = (*setsigdef, signal.SIGTERM)
+    environ = os.environ if env is None else env
     here = _enter(cwd)
     spawn = os.posix_spawnp if search_path else os.posix_spawn
     try:
@@ -74,14 +79,14 @@ def spawn(
             return spawn(
                 argv[0],
                 argv,
-                os.environ,
+                environ,
                 file_actions=actions,
                 setsid=new_session,
                 setsigdef=setsigdef,
                 setsigmask=(),
             )
         return spawn(
-            argv[0], argv, os.environ, file_actions=actions, setsid=new_session, setsigdef=setsigdef
+            argv[0], argv, environ, file_actions=actions, setsid=new_session, setsigdef=setsigdef
         )
     finally:
         _leave(here)

@@ -5,6 +5,10 @@ reply in the transcript, writes the artifact from the oracle and ends its turn. 
 (``config.Behaviours``) bend that script in one place each: who is spawned and under which
 name (``swarm.plan_children``), which children fail or stay silent and how the parent
 reacts (``REDO``), and when the parent stops (``crash``, ``hang``).
+
+``early-exit-fanin`` is the one plan whose outcome depends on the drive: its parent ends
+its first run before any reply arrived. One-shot (``--mode json``) the CLI then tears the
+children down; in a resident session (``worker.py``) each reply wakes a follow-up run.
 """
 
 from __future__ import annotations
@@ -85,8 +89,16 @@ class SimCrash(RuntimeError):
 class ParentRun:
     """One run of the parent: its transcript, its stdout stream, its children."""
 
-    def __init__(self, cfg: Launch, stream: EventStream | None = None) -> None:
+    def __init__(
+        self,
+        cfg: Launch,
+        stream: EventStream | None = None,
+        resident: bool = False,
+        active_id: str | None = None,
+    ) -> None:
         self.cfg = cfg
+        #: A resident session outlives its first run: late replies wake follow-up runs.
+        self.resident = resident
         self.b: Behaviours = cfg.oracle.behaviours
         self.answers = cfg.oracle.answers()
         os.makedirs(cfg.session_dir, exist_ok=True)
@@ -95,7 +107,7 @@ class ParentRun:
         header = records.session_header(records.uuid7(), cfg.cwd, cfg.depth)
         transcript = records.SessionFile(self.transcript_path, header)
         self.conv = Conversation(transcript, cfg.model, stream or EventStream())
-        self.active_id = records.active_session_id()
+        self.active_id = active_id or records.active_session_id()
         self.swarm = Swarm(cfg, self.conv, self.transcript_path, self.active_id)
         self._aggregate: dict[str, Any] | None = None
         #: The assistant entry whose tool call spawned the children being collected.
@@ -112,6 +124,8 @@ class ParentRun:
         # Deadlines from process start, not fixed sleeps: a slow start on a busy machine is
         # absorbed instead of added, so the whole run still takes about S.
         _sleep_until(PROCESS_START + self.b.slow * SLOW_SHARES[0])
+        if self.b.plan == "early-exit-fanin":
+            return self._fan_in_later()
         if self.b.plan == "no-spawn":
             self.conv.tool_turn(self._solo_code(), lambda _: self._solo_look())
             self._edit_all()
@@ -163,11 +177,44 @@ class ParentRun:
             self.conv.tool_turn(code, delete_and_respawn)
             self._collect(respawned)
 
-    def _spawn_wave(self, wave: list[Child], forged: bool) -> None:
+    def _fan_in_later(self) -> int:
+        """``early-exit-fanin``: spawn, end the first run at once, write once every reply is
+        in. Returns the exit code."""
+        busy_until = PROCESS_START + self.b.slow * (SLOW_SHARES[0] + SLOW_SHARES[1])
+        wave = plan_children(self.cfg.oracle, self.answers, max(0.0, busy_until - time.monotonic()))
+        self._spawn_wave(wave, forged=False, until_started=True)
+        self.conv.finish(f"Have 0/{len(wave)} replies; ending my turn now.")
+        if not self.resident:
+            self.swarm.tear_down(wave)  # what the one-shot CLI does once its run ended
+            return 0
+        for k, child in enumerate(wave, 1):
+            self.swarm.wait(child)
+            if "usage" in child.outcome:
+                self._attribute(child.outcome["usage"])
+            self.conv.resume()  # the reply wakes a run, which opens with it
+            self._notice(child)
+            if k < len(wave):
+                self.conv.finish(f"Have {k}/{len(wave)} replies; ending my turn now.")
+        if self.b.hang:
+            while True:  # stuck after the replies arrived; only a signal ends this
+                time.sleep(3600)
+        if self.b.slow:
+            _sleep_until(PROCESS_START + self.b.slow)
+        self._write_artifact()
+        self.conv.finish(f"All shard answers collected; wrote {self.cfg.oracle.artifact}.")
+        return 0
+
+    def _spawn_wave(self, wave: list[Child], forged: bool, until_started: bool = False) -> None:
+        """The spawn cell; with ``until_started`` it returns once every child has its
+        session file, as the product's ``rlm(...)`` does (the sim's other plans return at
+        once: their parent waits for the replies anyway)."""
         code = spawn_code(wave)
 
         def spawn(entry: dict[str, Any]) -> str:
             text = self._spawn(wave, code, entry, forged)
+            if until_started:
+                for child in wave:
+                    self.swarm.wait_started(child)
             if self.b.crash:
                 raise SimCrash(f"kernel connection lost after spawning {len(wave)} subagents")
             return text
@@ -196,29 +243,33 @@ class ParentRun:
 
         self.conv.tool_turn(POLL_CODE, poll)
         for i, child in enumerate(children):
-            if child.outcome["type"] == "reply":
-                self._receipt(child, backdated=self.b.plan == "backdated-reply" and i == 0)
-            elif child.outcome["type"] == "failed":
-                error = child.outcome["error"]
-                self.conv.custom(
-                    "rlm_child_failure",
-                    f"RLM child {child.name} ({child.child_id}) failed: {error}",
-                    {"childId": child.child_id, "sessionName": child.name, "error": error},
-                )
-            elif self.b.plan == "self-answer":
-                # The runtime's notice for a child that finished without replying: a
-                # receipt, though the child's answer never reached the parent.
-                self.conv.custom(
-                    "rlm_child_terminal_notice",
-                    f"RLM child {child.name} ({child.child_id}) completed without sending a reply",
-                    {
-                        "kind": "completed_without_reply",
-                        "childId": child.child_id,
-                        "sessionName": child.name,
-                    },
-                )
-            # Otherwise a silent child ("done" without a reply) gets no notice: the other
-            # behaviours that make one silent are exactly the ones that drop or hide it.
+            self._notice(child, backdated=self.b.plan == "backdated-reply" and i == 0)
+
+    def _notice(self, child: Child, backdated: bool = False) -> None:
+        """What reaches the parent's conversation of a child that has finished."""
+        if child.outcome["type"] == "reply":
+            self._receipt(child, backdated)
+        elif child.outcome["type"] == "failed":
+            error = child.outcome["error"]
+            self.conv.custom(
+                "rlm_child_failure",
+                f"RLM child {child.name} ({child.child_id}) failed: {error}",
+                {"childId": child.child_id, "sessionName": child.name, "error": error},
+            )
+        elif self.b.plan == "self-answer":
+            # The runtime's notice for a child that finished without replying: a
+            # receipt, though the child's answer never reached the parent.
+            self.conv.custom(
+                "rlm_child_terminal_notice",
+                f"RLM child {child.name} ({child.child_id}) completed without sending a reply",
+                {
+                    "kind": "completed_without_reply",
+                    "childId": child.child_id,
+                    "sessionName": child.name,
+                },
+            )
+        # Otherwise a silent child ("done" without a reply) gets no notice: the other
+        # behaviours that make one silent are exactly the ones that drop or hide it.
 
     def _receipt(self, child: Child, backdated: bool = False) -> None:
         out = child.outcome
@@ -341,7 +392,7 @@ class ParentRun:
             }
         )
         self.conv.end_turn([])
-        self.conv.event({"type": "agent_end", "messages": self.conv.messages})
+        self.conv.end_run()
         return 0
 
 

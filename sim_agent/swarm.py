@@ -9,6 +9,7 @@ records deletes. Every child state change is also streamed as an ``rlm_child_upd
 from __future__ import annotations
 
 import os
+import signal
 import time
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
 
     from .config import Launch, Oracle, Replacement
     from .conversation import Conversation
+
+#: How long a spawn cell that waits for its children's sessions waits for each at most: a
+#: child writes its session file within ~50 ms of its start; a loaded CI box is slower.
+CHILD_START_TIMEOUT_S = 10.0
+CHILD_START_POLL_S = 0.01
 
 
 class Child:
@@ -274,6 +280,29 @@ class Swarm:
             repliedSinceTask=child.outcome["type"] == "reply",
             activeSessionId=child.outcome.get("activeSessionId"),
         )
+
+    def wait_started(self, child: Child) -> None:
+        """Return once ``child`` has written its session file (or gave up trying)."""
+        deadline = time.monotonic() + CHILD_START_TIMEOUT_S
+        while child.pid is not None and not os.path.exists(child.file):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(CHILD_START_POLL_S)
+
+    def tear_down(self, children: list[Child]) -> None:
+        """Kill the children still running, as the one-shot CLI's exit does (it completes
+        its client-owned session, and the session's children go with it)."""
+        for child in children:
+            if child.pid is not None:
+                try:  # noqa: SIM105 (contextlib is an import a sim process can skip)
+                    os.kill(child.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                launch.wait_exit_code(child.pid)
+                child.pid = None
+            if child.stdout is not None:
+                os.close(child.stdout)
+                child.stdout = None
 
     def delete(self, child: Child, reason: str) -> None:
         self.ledger.delete(child.child_id, child.file, reason)
