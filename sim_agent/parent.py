@@ -186,6 +186,10 @@ class ParentRun:
         self.conv.finish(f"Have 0/{len(wave)} replies; ending my turn now.")
         if not self.resident:
             self.swarm.tear_down(wave)  # what the one-shot CLI does once its run ended
+            for child in wave:  # the product attributes what a torn-down child had used
+                used = records.session_usage(child.file)
+                if used is not None:
+                    self._attribute(used)
             return 0
         for k, child in enumerate(wave, 1):
             self.swarm.wait(child)

@@ -105,6 +105,28 @@ def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return usage(a["input"] + b["input"], a["output"] + b["output"])
 
 
+def session_usage(path: str) -> dict[str, Any] | None:
+    """What the assistant messages of the session file at ``path`` used so far, summed
+    (None: no such message, or no file). A torn-down child's usage is attributed from it."""
+    total = None
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            entry = jsonio.loads(line)
+        except ValueError:
+            continue  # a line cut by the kill
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            used = message.get("usage")
+            if isinstance(used, dict):
+                total = used if total is None else add_usage(total, used)
+    return total
+
+
 # --- messages ---------------------------------------------------------------------------
 
 

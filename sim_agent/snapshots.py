@@ -5,14 +5,21 @@ a fresh session of the sim has."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sim_agent import records
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .resident import Session
+
+class Session(Protocol):
+    """What a snapshot reads of the supervisor's session (``resident.Session``)."""
+
+    id: str
+    header: dict[str, Any]
+    pid: int
+    summary: dict[str, Any]
 
 
 def summary(session: Session, session_config: dict[str, Any], file: str) -> dict[str, Any]:

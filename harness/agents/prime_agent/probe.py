@@ -21,11 +21,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from harness.agents.env import ITEM_TOKEN_VAR
-from harness.agents.prime_agent import resident
-from harness.agents.prime_agent.daemon import shutdown_daemon
-from harness.item.processes import ProcessTracker
+import psutil
 
+from harness.agents.prime_agent.daemon import shutdown_daemon
+from harness.agents.prime_agent.resident import gate
+
+#: The variable that marks every process of a probe, so that all of them are ended.
+MARK_VAR = "SWARM_HARNESS_PROBE_MARK"
 #: The caller's variables the probe passes on (finding the binary and its runtime).
 KEEP = ("PATH", "LANG", "LC_ALL", "TERM")
 #: The supervisor greeted 0.7-3.3 s after its spawn on a loaded machine (measured).
@@ -49,10 +51,9 @@ def read_hello(prefix: list[str], timeout_s: float = HELLO_TIMEOUT_S) -> tuple[A
         IPYTHONDIR=str(scratch / "home" / ".ipython"),
         PRIME_AGENT_TELEMETRY="0",
         DO_NOT_TRACK="1",
-        **{ITEM_TOKEN_VAR: token},
+        **{MARK_VAR: token},
     )
     env["PRIME_AGENT_INTERNAL_DAEMON_SUPERVISOR_REGISTRY_DIR"] = str(scratch / "home" / "reg")
-    tracker = ProcessTracker(token=token, workdir=scratch)
     try:
         log = scratch / "daemon.log"
         try:
@@ -68,7 +69,6 @@ def read_hello(prefix: list[str], timeout_s: float = HELLO_TIMEOUT_S) -> tuple[A
                 )
         except OSError as exc:
             return None, f"the daemon could not start: {exc}"
-        tracker.observe_tree(proc.pid)
         hello, why = _greeting(sock_path, proc, timeout_s)
         shutdown_daemon(sock_path, wait_for_socket_s=0.0)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -79,8 +79,26 @@ def read_hello(prefix: list[str], timeout_s: float = HELLO_TIMEOUT_S) -> tuple[A
                 why = f"{why}: {said[-1][:200]}"
         return hello, why
     finally:
-        tracker.sweep()
+        _end_marked(token)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _end_marked(token: str) -> None:
+    """End every process carrying the probe's mark (the supervisor starts its workers
+    detached, out of its own group): SIGTERM, then SIGKILL after a grace."""
+    marked = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get(MARK_VAR) == token:
+                marked.append(proc)
+    for proc in marked:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _, alive = psutil.wait_procs(marked, timeout=2.0)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=2.0)
 
 
 def _greeting(
@@ -110,7 +128,7 @@ def resident_check(prefix: list[str]) -> tuple[bool, str]:
     hello, why = read_hello(prefix)
     if hello is None:
         return False, f"prime-agent:resident could not ask the daemon what it speaks: {why}"
-    missing = resident.gate(hello)
+    missing = gate(hello)
     facts = (
         f"daemon {hello.get('appVersion')}, protocol "
         f"{(hello.get('protocol') or {}).get('version')}, schema revision "

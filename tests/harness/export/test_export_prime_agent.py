@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.agents import adapter_for_meta
 from harness.agents.prime_agent.trajectory import build_swarm
 from scorers.atif import trajectory_evidence
 from scorers.prime_agent import collect_evidence
@@ -28,7 +29,10 @@ JSON_EVENTS = Manifest.from_dict(
     json.loads((REPO / "fixtures" / "json-events" / "fixture.json").read_text())
 )
 EDIT_RUNS = REAL_RUNS / "child-edits"  # a folder of captures, not one
-RUNS = sorted(p.name for p in REAL_RUNS.iterdir() if p.is_dir() and p != EDIT_RUNS)
+RESIDENT_RUNS = REAL_RUNS / "resident-daemon"  # and the resident drives' bundles
+RUNS = sorted(
+    p.name for p in REAL_RUNS.iterdir() if p.is_dir() and p not in (EDIT_RUNS, RESIDENT_RUNS)
+)
 
 
 @pytest.mark.parametrize("name", RUNS)
@@ -44,6 +48,20 @@ def test_a_real_run_exports_and_reads_back_to_its_verdict(name: str) -> None:
     swarm = build_swarm(transcript, run / "session-artifacts" / header, children, evidence)
     exports_and_reads_back(evidence, swarm, manifest, "prime-agent", name)
     assert len(swarm.spawned_by) == len(evidence.depth1_spawns())
+
+
+@pytest.mark.parametrize("name", ["honest", "early-exit-fanin", "deadline-shutdown"])
+def test_a_real_resident_drive_exports_and_reads_back_to_its_verdict(name: str) -> None:
+    """The bundles the real CLI's resident drives left (item.json and all) export through
+    the adapter as a saved item does: the rebuilt stdout and the unchanged files."""
+    bundle = RESIDENT_RUNS / name
+    meta = json.loads((bundle / "item.json").read_text())
+    manifest = Manifest.from_dict(meta["manifest"])
+    adapter = adapter_for_meta(meta)
+    evidence = adapter.evidence(bundle, meta, manifest)
+    swarm = adapter.swarm(bundle, meta, evidence, manifest)
+    exports_and_reads_back(evidence, swarm, manifest, "prime-agent", name)
+    assert len(swarm.spawned_by) == len(evidence.depth1_spawns()) == 3
 
 
 def _as_edit_fixture(case: str) -> tuple[Manifest, TreeEvidence]:
