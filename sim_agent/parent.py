@@ -216,7 +216,9 @@ class ParentRun:
 
         def spawn(entry: dict[str, Any]) -> str:
             text = self._spawn(wave, code, entry, forged)
-            if until_started:
+            # A crash after spawning leaves children that exist on disk, whichever drive:
+            # a resident worker's crash takes its children down at once.
+            if until_started or self.b.crash:
                 for child in wave:
                     self.swarm.wait_started(child)
             if self.b.crash:

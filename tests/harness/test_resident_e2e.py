@@ -185,3 +185,35 @@ def test_kill_9_of_the_harness_mid_item_leaves_nothing_after_clean(tmp_path: Pat
             harness.wait()
         for proc in _processes_of(harness.pid):
             proc.kill()
+
+
+#: Every read plan of the sim (and the modifiers that change the run's course) whose verdict
+#: must not depend on the drive: their parents wait for their children within the first run.
+SAME_UNDER_BOTH = (
+    "honest", "no-spawn", "helper-names", "forged-ledger", "double-spawn", "over-budget",
+    "retry-after-failure", "silent-drop", "delete-to-hide", "self-answer", "answer-mismatch",
+    "hollow-children", "backdated-reply", "recovers", "wrong-answer", "crash",
+    "honest,detached-grandchild", "honest,throttled=1",
+)  # fmt: skip
+
+
+def test_a_parent_that_waits_within_its_run_is_judged_the_same_under_both_drives(
+    tmp_path: Path,
+) -> None:
+    """The drive changes what happens after the parent's first run ends, nothing else: every
+    other behaviour gets the same status, failed criteria and error under both."""
+    runs = tmp_path / "runs"
+    models = [arg for b in SAME_UNDER_BOTH for arg in ("--model", f"sim/{b}")]
+    _harness(
+        tmp_path, "run", "--fixture", TINY, "--agent", "sim", "--agent", "sim:resident",
+        *models, "--retries", "0", "--concurrency", "4", "--runs-dir", str(runs),
+    )  # fmt: skip
+    report = load_report(_run_dir(runs))
+    verdicts: dict[str, dict[str, tuple]] = {}
+    for item in report.items:
+        verdict = (item.status, sorted(item.failed_criteria), item.facts.error)
+        verdicts.setdefault(item.model, {})[item.agent] = verdict
+    assert len(verdicts) == len(SAME_UNDER_BOTH)
+    differ = {m: v for m, v in verdicts.items() if v.get("sim") != v.get("sim:resident")}
+    assert differ == {}
+    assert all(i.facts.leftover_processes == 0 for i in report.items)
