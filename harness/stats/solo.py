@@ -289,5 +289,6 @@ def paired_rate_diff(
         shrink = 1.0 / design_effect(
             [float(p) - float(q) for p, q in zip(xa, xb, strict=True)], unit
         )
-    _, low, high = newcombe_paired_arrays(*(k * shrink for k in counts), confidence=confidence)
+    both, only_a, only_b, neither = (k * shrink for k in counts)
+    _, low, high = newcombe_paired_arrays(both, only_a, only_b, neither, confidence)
     return PairedEstimate(value, (float(low), float(high)), n, g, confidence, method)
