@@ -242,20 +242,21 @@ def newcombe_paired_arrays(
     return delta, np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
 
 
-def design_effect(diffs: Sequence[float], unit: np.ndarray) -> float:
-    """``deff`` of the mean paired difference (module doc): cluster-robust variance (CR1)
-    over the independent one, within ``[1, n / G]``; ``n / G`` when every pair agrees."""
-    dd = np.asarray(diffs, float)
-    n, g = len(dd), int(unit.max()) + 1
+def design_effect_arrays(cluster_sums: Any, cluster_sizes: Any, discordant: Any) -> np.ndarray:
+    """``deff`` of the mean paired difference (module doc) from each cluster's sum of the
+    differences ``a_i - b_i`` (last axis), the clusters' sizes and the number of discordant
+    pairs (``sum (a_i - b_i)²``): CR1 variance over the independent one, within ``[1, n/G]``;
+    ``n / G`` when every pair agrees. Needs at least 2 clusters."""
+    sums, sizes = np.asarray(cluster_sums, float), np.asarray(cluster_sizes, float)
+    g, n = sums.shape[-1], sizes.sum(axis=-1)
+    mean = sums.sum(axis=-1) / n
+    spread = np.asarray(discordant, float) - n * mean * mean  # sum (d_i - mean)²
+    iid = spread / ((n - 1.0) * n)
+    robust = g / (g - 1.0) * np.sum((sums - sizes * mean[..., None]) ** 2, axis=-1) / (n * n)
     ceiling = n / g
-    mean = dd.mean()
-    iid = float(np.sum((dd - mean) ** 2)) / ((n - 1) * n) if n > 1 else 0.0
-    if iid <= SE_NOISE**2:
-        return ceiling
-    sums = np.bincount(unit, weights=dd, minlength=g)
-    sizes = np.bincount(unit, minlength=g)
-    robust = g / (g - 1) * float(np.sum((sums - sizes * mean) ** 2)) / (n * n)
-    return min(max(robust / iid, 1.0), ceiling)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.clip(robust / iid, 1.0, ceiling)
+    return np.asarray(np.where(iid > SE_NOISE**2, ratio, ceiling), dtype=float)
 
 
 def paired_rate_diff(
@@ -286,9 +287,10 @@ def paired_rate_diff(
         return PairedEstimate(value, None, n, g, confidence, method, reason)
     shrink = 1.0
     if clusters is not None:
-        shrink = 1.0 / design_effect(
-            [float(p) - float(q) for p, q in zip(xa, xb, strict=True)], unit
-        )
+        diffs = np.array(xa, float) - np.array(xb, float)
+        sums = np.bincount(unit, weights=diffs, minlength=g)
+        deff = design_effect_arrays(sums, np.bincount(unit, minlength=g), counts[1] + counts[2])
+        shrink = 1.0 / float(deff)
     both, only_a, only_b, neither = (k * shrink for k in counts)
     _, low, high = newcombe_paired_arrays(both, only_a, only_b, neither, confidence)
     return PairedEstimate(value, (float(low), float(high)), n, g, confidence, method)
