@@ -29,12 +29,12 @@ with fixture scales spread by a factor e^±0.8 and per-fixture ratios by e^±0.5
 
 - Fieller's interval on the units' means covers 94-97% where it is bounded, but is
   unbounded (no interval) whenever the denominator's mean is not clearly above 0: 10% of
-  runs at 5 pairs and CV 0.6, and 40-80% at 3-5 fixtures of different sizes, because it
+  runs at 5 pairs and CV 0.6, and 30-80% at 3-5 fixtures of different sizes, because it
   ignores that the values are positive and the numerator moves with the denominator;
 - the delta method with ``t(G - 1)`` covers 86-92% at CV 1.0 and at unequal fixture sizes;
-- a percentile bootstrap of pairs or fixtures is known to cover 80-90% at 3-10 units (the
-  cost ratio's measurements, :mod:`harness.stats.cost`) and is not reproducible without a
-  seed;
+- a percentile bootstrap of pairs or fixtures was not re-run here: for the cost ratio it
+  covered 80-89% at 3-10 trials (:mod:`harness.stats.cost`), and it needs a seed to be
+  reproducible;
 - this interval covers 94-98% on the whole grid, is always bounded and positive, and is
   scale-equivariant (every numerator times ``k`` multiplies the estimate and both limits by
   ``k``). Where the per-fixture ratios vary strongly (e^±0.5) and fixtures are few, it is
