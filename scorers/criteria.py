@@ -103,6 +103,9 @@ class Criterion:
     #: One sentence for the rubric: what it checks.
     summary: str
     judge: Callable[[ScoringContext], Judgement]
+    #: Whether it judges a solo twin too (``run --solo``): only what one agent working
+    #: alone can pass or fail; the swarm's own criteria are not judged there.
+    solo: bool = False
 
 
 # --- the five judges ---------------------------------------------------------------------
@@ -257,6 +260,7 @@ CRITERIA: tuple[Criterion, ...] = (
         "the artifact answers every shard, and every answer to it is right; on an edit "
         "fixture, each shard's hidden checks also pass on the final tree",
         judge_coverage,
+        solo=True,
     ),
     Criterion(
         "delegation",

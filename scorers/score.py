@@ -16,18 +16,23 @@ from scorers.provider import ProviderFaults, judge_provider
 from scorers.records import LedgerParse, RunEvidence
 from scorers.types import Manifest
 from scorers.usage import model_reached, parent_usage, summarize_usage
-from scorers.verdict import Check, ItemScore
+from scorers.verdict import Arm, Check, ItemScore
 
 _SCORE_FIELDS = frozenset(f.name for f in dataclasses.fields(ItemScore))
 
 
-def score_evidence(evidence: RunEvidence, manifest: Manifest) -> ItemScore:
-    """The verdict on one run's parsed evidence."""
+def score_evidence(evidence: RunEvidence, manifest: Manifest, arm: Arm = "swarm") -> ItemScore:
+    """The verdict on one run's parsed evidence. A solo twin's (``arm`` ``solo``) is judged
+    by the criteria that apply to one agent working alone; the others are not judged (not
+    failed): they are about a swarm it was asked not to start."""
     ctx = ScoringContext(evidence, manifest)
     checks: list[Check] = []
     details: dict[str, object] = {}
     for criterion in rubric.CRITERIA:
         judgement = criterion.judge(ctx)
+        if arm == "solo" and not criterion.solo:
+            details.update((k, v) for k, v in judgement.details.items() if k in _SCORE_FIELDS)
+            continue
         # Details land in the ItemScore fields of the same name where the score has them;
         # the rest stay with the criterion's check, so nothing a judge reports is dropped.
         own = {k: v for k, v in judgement.details.items() if k not in _SCORE_FIELDS}
@@ -77,9 +82,10 @@ class Assessment(NamedTuple):
     faults: ProviderFaults
 
 
-def assess_evidence(evidence: RunEvidence, manifest: Manifest) -> Assessment:
-    """The verdict on one run's evidence, and its provider faults."""
-    score = score_evidence(evidence, manifest)
+def assess_evidence(evidence: RunEvidence, manifest: Manifest, arm: Arm = "swarm") -> Assessment:
+    """The verdict on one run's evidence (of the swarm, or of its solo twin), and its
+    provider faults."""
+    score = score_evidence(evidence, manifest, arm)
     return Assessment(score, judge_provider(evidence, score, manifest))
 
 

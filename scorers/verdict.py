@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Any
+from typing import Any, Literal
 
 from scorers.codec import decode, encode
 from scorers.records import NO_TOKENS, TokenUsage
 from scorers.types import SCORE_SCHEMA_VERSION
+
+#: Which arm of an item a verdict is on: the swarm, or its solo twin (``run --solo``).
+Arm = Literal["swarm", "solo"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -161,7 +161,8 @@ def _binary_owner(value: str, specs: Sequence[str]) -> tuple[str, str] | None:
 def adapter_for_meta(meta: Mapping[str, Any]) -> AgentAdapter:
     """The adapter that wrote an item directory (its ``item.json``), for re-scoring."""
     kind = meta.get("agent_kind") or LEGACY_AGENT_KIND
-    return adapter_class(str(kind))(str(meta.get("agent_options") or ""), None, 0)
+    adapter = adapter_class(str(kind))(str(meta.get("agent_options") or ""), None, 0)
+    return adapter.solo_twin() if meta.get("arm") == "solo" else adapter
 
 
 __all__ = [

@@ -18,6 +18,7 @@ produce :class:`scorers.records.RunEvidence`; the rules never change.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from abc import ABC, abstractmethod
@@ -29,9 +30,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from harness.agents.env import resolve_binary
 from harness.errors import HarnessError, UsageError
 from harness.files import open_regular
+from harness.fixtures.task_text import solo_task
 from scorers import Assessment, ItemScore, RunEvidence, assess_evidence
 from scorers.tree import EDITS_NAME, parse_tree
 from scorers.types import Manifest
+from scorers.verdict import Arm
 
 if TYPE_CHECKING:
     from harness.fixtures import Fixture
@@ -111,6 +114,9 @@ class Collected:
     truncated: tuple[str, ...] = ()
     record: Mapping[str, Any] = field(default_factory=dict)
 
+
+#: How a solo twin's label ends (``sim+solo``, ``prime-agent:resident+solo``).
+SOLO_SUFFIX = "+solo"
 
 #: A model selector: ``PROVIDER/MODEL``. No whitespace, and no ``:``, which separates the
 #: parts of an item key (``fixture:model:trial``); neither part empty or starting with ``-``
@@ -193,6 +199,8 @@ class AgentAdapter(ABC):
         self.options = options
         self.binary = binary or self.default_binary
         self.seed = seed
+        #: The solo twin of the agent (``run --solo``): the same agent, asked to work alone.
+        self.solo = False
 
     @property
     def drive(self) -> str:
@@ -200,8 +208,27 @@ class AgentAdapter(ABC):
         return ""
 
     def label(self) -> str:
-        """How the run's report names the agent."""
-        return f"{self.name}:{self.options}" if self.options else self.name
+        """How the run's report names the agent (its solo twin: with ``+solo``)."""
+        base = f"{self.name}:{self.options}" if self.options else self.name
+        return base + SOLO_SUFFIX if self.solo else base
+
+    @property
+    def arm(self) -> Arm:
+        """``solo`` for the solo twin, else ``swarm``."""
+        return "solo" if self.solo else "swarm"
+
+    def solo_twin(self) -> AgentAdapter:
+        """The same agent (binary, options, seed) as its solo twin."""
+        twin = copy.copy(self)
+        twin.solo = True
+        return twin
+
+    def prompt(self, fixture: Fixture) -> str:
+        """What the agent is asked on ``fixture``: its own task, or the solo twin's
+        agent-neutral one (the same shards, questions and artifact; no subagent)."""
+        if self.solo:
+            return solo_task(fixture.manifest, fixture.task_text)
+        return self.task_text(fixture)
 
     @property
     def simulated(self) -> bool:
@@ -321,7 +348,7 @@ class AgentAdapter(ABC):
         the harness collected (an edit fixture's ``edits.json``) joins the agent's evidence
         here, so no agent's parser reads it."""
         evidence = with_tree(self.evidence(item_dir, meta, manifest), item_dir)
-        return assess_evidence(evidence, manifest)
+        return assess_evidence(evidence, manifest, arm=self.arm)
 
     def score(self, item_dir: Path, meta: Mapping[str, Any], manifest: Manifest) -> ItemScore:
         """Score a bundle with the pure scorer."""

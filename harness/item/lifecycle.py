@@ -123,6 +123,7 @@ def run_item(
         "agent": agent.label(),
         "agent_kind": agent.name,
         "agent_options": agent.options,
+        "arm": agent.arm,
         "process_token": token,
         "timeout_s": opts.timeout_s,
     }
@@ -135,7 +136,7 @@ def run_item(
         spec = ItemSpec(
             key=work.key,
             model=work.model,
-            task_text=agent.task_text(work.fixture),
+            task_text=agent.prompt(work.fixture),
             manifest=work.fixture.manifest,
             credentials_source=opts.agent_home_source,
             attempt=work.attempt,
