@@ -152,6 +152,9 @@ class RunConfig:
     #: start (run.json too), its report leads with the selftest's verdict, and it is never
     #: the ``latest`` a comparison picks, even when cut off before its outcome.
     selftest: bool = False
+    #: ``--solo``: beside each item, its solo twin (the same agent, model, fixture and trial,
+    #: asked to work alone).
+    solo: bool = False
 
     def validate(self) -> None:
         if self.trials < 1:
@@ -243,6 +246,18 @@ def agent_models(config: RunConfig) -> tuple[tuple[AgentAdapter, tuple[str, ...]
     return tuple(out)
 
 
+def run_conditions(config: RunConfig) -> tuple[tuple[AgentAdapter, tuple[str, ...]], ...]:
+    """What the run plans: each agent with its models (:func:`agent_models`) and, with
+    ``--solo``, right after it its solo twin with the same models (so a plan's turns put each
+    item and its twin side by side in time)."""
+    conditions = agent_models(config)
+    if not config.solo:
+        return conditions
+    return tuple(
+        c for agent, models in conditions for c in ((agent, models), (agent.solo_twin(), models))
+    )
+
+
 #: The simulated agent's models (its behaviours): ``sim/honest``, ``sim/flaky=0.5``.
 SIM_MODEL_PREFIX = "sim/"
 
@@ -316,7 +331,7 @@ def plan_identity(config: RunConfig, fixtures: Sequence[Fixture]) -> dict[str, o
         "seed": config.agents[0].seed,
         "timeout_s": config.timeout_s,
     }
-    conditions = agent_models(config)
+    conditions = run_conditions(config)
     if len(conditions) == 1:
         identity["agent"] = conditions[0][0].label()
     else:  # each agent with the models it runs

@@ -34,6 +34,7 @@ _RUN_KEYS: dict[str, Any] = {
     "timeout": {"type": "number", "exclusiveMinimum": 0},
     "runs_dir": {"type": "string"},
     "keep_workdir": {"type": "boolean"},
+    "solo": {"type": "boolean"},
     "trials": {"oneOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
     "max_trials": {"type": "integer", "minimum": 1},
     "min_trials": {"type": "integer", "minimum": 1},

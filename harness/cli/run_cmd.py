@@ -106,6 +106,13 @@ def _provider_caps(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     "--keep-workdir", is_flag=True, help="Keep each item's temporary workdir (path in item.json)."
 )
 @option(
+    "--solo",
+    is_flag=True,
+    help="Run beside each item its solo twin (the same agent, model, fixture and trial, "
+    "asked to work alone with no subagent) and report whether the swarm pays: its speedup, "
+    "token and cost multipliers and resolved-rate gain, with paired intervals.",
+)
+@option(
     "--json",
     "as_json",
     is_flag=True,
@@ -347,6 +354,7 @@ def run_cmd(ctx: click.Context, /, **options: Any) -> None:
         retries=options["retries"],
         retry_backoff_s=options["retry_backoff"],
         max_provider_errors=options["max_provider_errors"],
+        solo=options["solo"],
     )
     config = dataclasses.replace(
         config, agent_env=agent_settings(config.agents, options["agent_env"])
@@ -399,6 +407,7 @@ _STORED = {
     "retries": "retries",
     "retry_backoff_s": "retry_backoff",
     "max_provider_errors": "max_provider_errors",
+    "solo": "solo",
 }
 
 

@@ -114,6 +114,9 @@ class RunOptions(Record):
     #: The run is a selftest: its models are behaviours the scripted model server plays,
     #: its items are meant to fail where a script cheats, and its prices are play prices.
     selftest: bool = False
+    #: ``--solo``: every item had its solo twin (``agents`` lists the swarm's agents; each
+    #: twin is labelled ``<agent>+solo``).
+    solo: bool = False
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ from harness.plan import (
     load_fixtures,
     plan_identity,
     restrict,
+    run_conditions,
 )
 from harness.report.progress import Progress
 from harness.run.attempts import run_attempts, run_policy
@@ -206,7 +207,7 @@ def execute_run(
     baseline = load_report(config.baseline) if config.baseline is not None else None
     fixtures = load_fixtures(config)
     require_verified(fixtures)  # an edit fixture whose hidden checks decide nothing
-    plan = restrict(build_plan(fixtures, agent_models(config), config.trials), config.only_keys)
+    plan = restrict(build_plan(fixtures, run_conditions(config), config.trials), config.only_keys)
     if config.baseline is not None and baseline is not None:  # and one with nothing in common
         require_shared_cells(config.baseline, baseline, plan)
     identity = plan_identity(config, fixtures)
@@ -308,6 +309,7 @@ def run_options(
         threshold=config.threshold,
         fail_on=config.fail_on,
         only_keys=config.only_keys,
+        solo=config.solo,
         origin=config.origin,
         sequential=(
             None
@@ -509,7 +511,7 @@ def _planner(
     from harness.run.sequential import SequentialPlanner, baseline_counts
 
     assert config.sequential is not None
-    conditions = agent_models(config)
+    conditions = run_conditions(config)
     counts = None
     if config.baseline is not None:
         counts = baseline_counts(

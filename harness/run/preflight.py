@@ -32,6 +32,7 @@ from harness.plan import (
     effective_models,
     load_fixtures,
     restrict,
+    run_conditions,
 )
 from harness.pricing import PriceTable, find_price, unpriced_models
 from harness.run.budget import check_budget_plan
@@ -309,7 +310,7 @@ def dry_run(config: RunConfig, resume: Path | None = None) -> DryRun:
     require_verified(fixtures)
     models = effective_models(config)
     conditions = agent_models(config)
-    plan = restrict(build_plan(fixtures, conditions, config.trials), config.only_keys)
+    plan = restrict(build_plan(fixtures, run_conditions(config), config.trials), config.only_keys)
     if config.baseline is not None:
         from harness.model.report import load_report
 
