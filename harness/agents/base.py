@@ -31,6 +31,7 @@ from harness.agents.env import resolve_binary
 from harness.errors import HarnessError, UsageError
 from harness.files import open_regular
 from harness.fixtures.task_text import solo_task
+from harness.model.item import SOLO_SUFFIX
 from scorers import Assessment, ItemScore, RunEvidence, assess_evidence
 from scorers.tree import EDITS_NAME, parse_tree
 from scorers.types import Manifest
@@ -114,9 +115,6 @@ class Collected:
     truncated: tuple[str, ...] = ()
     record: Mapping[str, Any] = field(default_factory=dict)
 
-
-#: How a solo twin's label ends (``sim+solo``, ``prime-agent:resident+solo``).
-SOLO_SUFFIX = "+solo"
 
 #: A model selector: ``PROVIDER/MODEL``. No whitespace, and no ``:``, which separates the
 #: parts of an item key (``fixture:model:trial``); neither part empty or starting with ``-``

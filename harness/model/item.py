@@ -9,6 +9,9 @@ from harness.model.record import Record
 from scorers import ItemScore, ProviderFaults
 from scorers.faults import FATAL
 
+#: How a solo twin's agent label ends (``sim+solo``, ``prime-agent:resident+solo``).
+SOLO_SUFFIX = "+solo"
+
 ItemStatus = Literal["resolved", "unresolved", "error"]
 
 #: How an item's error begins when the provider failed and the agent could not get past it
@@ -146,6 +149,11 @@ class ItemResult(Record):
         """The failed criteria of a scored item; none for an error (its criteria are not
         the agent's doing, so they are not held against it)."""
         return () if self.status == "error" else self.score.failed_criteria
+
+    @property
+    def arm(self) -> str:
+        """``solo`` for a solo twin's item (its agent labelled ``+solo``), else ``swarm``."""
+        return "solo" if self.agent.endswith(SOLO_SUFFIX) else "swarm"
 
     @property
     def cost_usd(self) -> float | None:

@@ -270,6 +270,7 @@ def upgrade_options(options: Mapping[str, Any]) -> dict[str, Any]:
     options = {
         **V8_OPTIONS,
         "selftest": options.get("prices_file") == SCRIPTED_PRICES,
+        "solo": False,  # version 13
         **options,
     }
     if "agents" in options:
@@ -398,6 +399,16 @@ def upgrade_v11(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "summary": [_summary(s) for s in data.get("summary") or []]}
 
 
+def upgrade_v12(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 12 report as version 13: a run without solo twins (``--solo``)."""
+    return {
+        **data,
+        "options": {**(data.get("options") or {}), "solo": False},
+        "summary": [{**s, "swarm_vs_solo": None} for s in data.get("summary") or []],
+        "overall": [{**o, "swarm_vs_solo": None} for o in data.get("overall") or []],
+    }
+
+
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
     """A version 2 to 9 report in the current shape (see the module docstring): each
     version's step to the next, in turn (versions 2 and 3 first become version 5)."""
@@ -458,4 +469,5 @@ UPGRADES = {
     9: upgrade_v9,
     10: upgrade_v10,
     11: upgrade_v11,
+    12: upgrade_v12,
 }

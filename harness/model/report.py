@@ -44,7 +44,7 @@ from scorers.criteria import criterion_names
 #: ``tokens_per_resolved`` are ``per_resolved`` objects, no longer bare numbers).
 #: 11: a selftest says so (``options.selftest``) and records its rows' verdict
 #: (``selftest``). 12: the ``lanes`` criterion (edit fixtures), in every summary's criteria.
-REPORT_SCHEMA_VERSION = 12
+REPORT_SCHEMA_VERSION = 13
 #: The versions :func:`load_report` reads (older ones are converted on reading).
 READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"

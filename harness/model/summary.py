@@ -117,6 +117,35 @@ class SequentialCell(Record):
 
 
 @dataclass(frozen=True)
+class Estimate(Record):
+    """A paired estimate and its 95% interval (None: the data cannot bound it)."""
+
+    value: float | None
+    ci: Interval | None
+
+
+@dataclass(frozen=True)
+class SwarmVsSolo(Record):
+    """Whether the swarm pays, against its solo twin (``run --solo``), paired by fixture,
+    model and trial: ``speedup`` is solo wall time over swarm wall time, ``tokens_ratio``
+    and ``cost_ratio`` swarm over solo (ratios of means), ``resolved_diff`` the swarm's
+    resolved rate minus the twin's. Over a suite, fixtures are the units of the intervals.
+
+    ``pairs`` counts the pairs used; ``excluded`` the items left out, by why: ``errored``
+    (either arm could not run), ``delegated`` (the solo twin started subagents anyway),
+    ``unpaired`` (an item without its twin). ``cost_ratio`` is None unless every pair is
+    priced. Informing measures: no gate reads them."""
+
+    solo_agent: str
+    pairs: int
+    excluded: dict[str, int]
+    speedup: Estimate
+    tokens_ratio: Estimate
+    cost_ratio: Estimate
+    resolved_diff: Estimate
+
+
+@dataclass(frozen=True)
 class FixtureSummary(Record):
     """One fixture x agent x model of a run: errored items are counted and kept out of every
     rate."""
@@ -147,6 +176,9 @@ class FixtureSummary(Record):
     #: its sequence ended; None in a run with a fixed number of trials.
     stop_reason: str | None = None
     sequential: SequentialCell | None = None
+    #: With ``--solo``: the swarm against its solo twin on this fixture (None on a twin's
+    #: own row, and in a run without twins).
+    swarm_vs_solo: SwarmVsSolo | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +207,8 @@ class ModelOverall(Record):
     method: str
     resolved: int
     random_fixtures: FixturesAsSample | None
+    #: With ``--solo``: the swarm against its solo twin over the suite.
+    swarm_vs_solo: SwarmVsSolo | None = None
 
 
 @dataclass(frozen=True)

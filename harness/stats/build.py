@@ -3,6 +3,7 @@ comparison with a baseline."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from harness.stats.agents import agents_comparison
 from harness.stats.compare import compare, failed_comparison, with_sequential
 from harness.stats.provider import provider_health
 from harness.stats.summaries import overall, summarize
+from harness.stats.swarm_solo import swarm_vs_solo
 from harness.stats.triage import triage
 
 
@@ -46,22 +48,34 @@ def build_report(
     """The report of a run's items (``stopped``: why the circuit breaker stopped it)."""
     now = dt.datetime.now(dt.UTC)
     items = tuple(sorted(results, key=item_order))
+    rows, suites = swarm_vs_solo(items)
+    # Solo twins are judged against their swarm (``swarm_vs_solo``), never as agents of
+    # their own: the baseline comparison, its gate and the agents side by side are the
+    # swarm's.
+    swarm = tuple(i for i in items if i.arm == "swarm")
+    summary = tuple(
+        dataclasses.replace(s, swarm_vs_solo=rows.get((s.fixture, s.agent, s.model)))
+        for s in summarize(items, sequential)
+    )
+    overall_rows = tuple(
+        dataclasses.replace(o, swarm_vs_solo=suites.get((o.agent, o.model))) for o in overall(items)
+    )
     return RunReport(
         run_id=run_id,
         interrupted=interrupted,
         items=items,
-        summary=tuple(summarize(items, sequential)),
-        overall=tuple(overall(items)),
+        summary=summary,
+        overall=overall_rows,
         options=options,
         triage=triage(items),
         comparison=(
             None
             if baseline is None
-            else safe_compare(baseline, items, threshold, cost_threshold, sequential, shared_only)
+            else safe_compare(baseline, swarm, threshold, cost_threshold, sequential, shared_only)
         ),
         not_started=tuple(not_started),
         agents=agents_comparison(
-            items, [a.agent for a in options.agents], None, threshold, cost_threshold
+            swarm, [a.agent for a in options.agents], None, threshold, cost_threshold
         ),
         provider=provider_health(items, stopped),
         created_at=now.isoformat(),
@@ -84,7 +98,7 @@ def safe_compare(
     try:
         report = load_report(baseline)
         result = compare(
-            report.items,
+            tuple(i for i in report.items if i.arm == "swarm"),
             items,
             threshold,
             str(baseline),
