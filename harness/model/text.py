@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from harness.model.report import RunReport
     from scorers import ItemScore
 from harness.model.record import Interval
-from harness.model.summary import FixtureSummary, PerResolved
+from harness.model.summary import Estimate, FixtureSummary, PerResolved, SwarmVsSolo
 
 
 def format_pct(value: float | None, digits: int = 1) -> str:
@@ -550,3 +550,57 @@ def efficiency_line(score: ItemScore) -> str | None:
     if eff.busy_over_wall is not None:
         parts.append(f"children's busy time {eff.busy_over_wall:.2f}x the parent's wall time")
     return "efficiency: " + "; ".join(parts) if parts else None
+
+
+def _times(est: Estimate, what: str) -> str:
+    """``2.7x the tokens [2.1, 3.3]``; ``the tokens n/a`` without a value."""
+    if est.value is None:
+        return f"{what} n/a"
+    ci = f" [{est.ci[0]:.1f}, {est.ci[1]:.1f}]" if est.ci is not None else " [no interval]"
+    return f"{est.value:.1f}x {what}{ci}"
+
+
+def _points(value: float) -> str:
+    return f"{round(100.0 * value) + 0:+d}"
+
+
+def solo_lines(report: RunReport) -> list[str]:
+    """One :func:`solo_line` per agent x model with twins (prefixed by it among several)."""
+    rows = [o for o in report.overall if o.swarm_vs_solo is not None]
+    several = len(rows) > 1
+    return [
+        (f"{condition_label(o.agent, o.model)}: " if several else "") + solo_line(o.swarm_vs_solo)
+        for o in rows
+        if o.swarm_vs_solo is not None
+    ]
+
+
+def solo_line(vs: SwarmVsSolo) -> str:
+    """What the swarm is worth against its solo twin, in one line: ``the swarm: 3.1x
+    faster [2.4, 3.9], 2.7x the tokens [2.1, 3.3], resolved +12 pp [+2, +22] (9 pairs)``.
+    A speedup below 1 reads ``0.6x as fast``."""
+    if not vs.pairs:
+        left = ", ".join(f"{n} {why}" for why, n in vs.excluded.items() if n)
+        return f"the swarm against {vs.solo_agent}: no pair to compare" + (
+            f" ({left})" if left else ""
+        )
+    speed = vs.speedup
+    faster = speed.value is None or speed.value >= 1
+    parts = [
+        _times(speed, "faster" if faster else "as fast"),
+        _times(vs.tokens_ratio, "the tokens"),
+    ]
+    if vs.cost_ratio.value is not None:
+        parts.append(_times(vs.cost_ratio, "the cost"))
+    diff = vs.resolved_diff
+    resolved = "resolved n/a" if diff.value is None else f"resolved {_points(diff.value)} pp"
+    if diff.value is not None and diff.ci is not None:
+        resolved += f" [{_points(diff.ci[0])}, {_points(diff.ci[1])}]"
+    parts.append(resolved)
+    dropped = sum(vs.excluded.values())
+    note = f"{plural(vs.pairs, 'pair')}" + (
+        "; left out: " + ", ".join(f"{n} {why}" for why, n in vs.excluded.items() if n)
+        if dropped
+        else ""
+    )
+    return f"the swarm: {', '.join(parts)} ({note})"

@@ -103,7 +103,10 @@ def criteria_chart(summary: Sequence[FixtureSummary], with_agent: bool = False) 
     names = list(criterion_names())
     series = []
     for i, s in enumerate(summary):
-        fails = [s.n - s.criteria[c].count if c in s.criteria else 0 for c in names]
+        fails = [
+            s.n - s.criteria[c].count if c in s.criteria and s.criteria[c].rate is not None else 0
+            for c in names
+        ]
         label = _label(s.fixture, s.agent, s.model, with_agent)
         series.append(
             svg.BarSeries(

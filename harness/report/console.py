@@ -26,6 +26,7 @@ from harness.model.text import (
     plural,
     sequential_line,
     several_agents,
+    solo_lines,
     unpriced_line,
 )
 from scorers.criteria import criterion_names
@@ -55,7 +56,8 @@ def summary_text(
         failing = [
             f"{c} {s.n - s.criteria[c].count}"
             for c in criterion_names()
-            if s.n and s.criteria[c].count < s.n
+            # A criterion no item recorded (a solo twin's swarm criteria) is not failed.
+            if s.n and s.criteria[c].rate is not None and s.criteria[c].count < s.n
         ]
         lines.append(
             f"{s.fixture} x {condition_label(s.agent, s.model, several)}: {s.resolved}/{s.n} resolved ({format_pct(s.rate, 0)}{ci}), "
@@ -67,6 +69,7 @@ def summary_text(
         if auto is not None:
             lines.append(f"  {auto}")
     lines.append(overall_line(report))
+    lines.extend(solo_lines(report))
     if report.provider is not None:
         lines.append(health_line(report.provider))
     if report.triage:

@@ -47,6 +47,7 @@ from harness.model.text import (
     plural,
     sequential_line,
     several_agents,
+    solo_lines,
     unit_label,
     unpriced_line,
     usage_line,
@@ -189,6 +190,8 @@ def _banner(report: RunReport, run_dir: Path) -> str:
         cost_fails = _cost_gate_fails(report)
         if cost_fails:
             parts.append(f'<div class="why">Cost gate FAILS — {esc("; ".join(cost_fails))}</div>')
+    for line in solo_lines(report):  # is the swarm worth it (run --solo)
+        parts.append(f'<div class="why solo">{esc(line)}</div>')
     if report.triage:
         top = report.triage[0]
         parts.append(f'<div class="why">Most common failure: {esc(top.label)}</div>')

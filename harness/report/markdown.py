@@ -35,6 +35,7 @@ from harness.model.text import (
     plural,
     sequential_line,
     several_agents,
+    solo_lines,
     standing_cost_cells,
     unit_label,
     unpriced_line,
@@ -54,6 +55,7 @@ def render_markdown(report: RunReport, run_dir: Path) -> str:
         "",
         f"**{verdict_line(report)}**",
         "",
+        *[f"{line}\n" for line in solo_lines(report)],
         *_budget_first(report, run_dir),
         *_header(report),
         f"- items: {len(report.items)} ({report.count('resolved')} resolved, "
