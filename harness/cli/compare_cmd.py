@@ -69,6 +69,7 @@ def compare_cmd(
     from harness.report.markdown import comparison_markdown
     from harness.runs.catalog import resolve_run
     from harness.stats.compare import cells_of, compare, shared_cells
+    from harness.stats.swarm_solo import swarm_only, with_solo
 
     if candidate is None:
         _compare_agents(
@@ -92,8 +93,15 @@ def compare_cmd(
             "compare"
         )
     result = compare(
-        base.items, cand.items, threshold, str(baseline), run, cost_threshold, shared_only
+        swarm_only(base.items),
+        swarm_only(cand.items),
+        threshold,
+        str(baseline),
+        run,
+        cost_threshold,
+        shared_only,
     )
+    result = with_solo(result, base.items, cand.items)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif as_markdown:
@@ -102,7 +110,7 @@ def compare_cmd(
         click.echo(comparison_text(result))
     reasons = result.failing(fail_on_parts(fail_on))
     if "unresolved" in fail_on_parts(fail_on):
-        unresolved = sum(1 for i in cand.items if i.status == "unresolved")
+        unresolved = sum(1 for i in swarm_only(cand.items) if i.status == "unresolved")
         if unresolved:
             reasons += (f"{unresolved} of the candidate's {len(cand.items)} items unresolved",)
     if reasons:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.model.record import Interval, Record
-from harness.model.summary import DiffSummary
+from harness.model.summary import DiffSummary, SwarmVsSolo
 
 #: Version of the comparison object (also printed alone by ``compare --json``).
 #: 1: the fixed-suite stratified comparison with its gate (report schema 3).
@@ -14,7 +14,7 @@ from harness.model.summary import DiffSummary
 #: 3: ``cost``: the candidate/baseline ratio of mean cost per item, with its verdict;
 #: ``sequential``: the anytime-valid verdict of a ``--trials auto`` run.
 #: 4: cells (fixtures, missing ones, cost ratios) carry ``agent`` (report schema 7).
-COMPARISON_SCHEMA_VERSION = 5
+COMPARISON_SCHEMA_VERSION = 6
 
 Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
 
@@ -209,6 +209,17 @@ def not_run(missing: Missing) -> bool:
 
 
 @dataclass(frozen=True)
+class SoloShift(Record):
+    """One agent x model's swarm against its solo twin in both runs (``run --solo``): did a
+    change make the swarm pay better? Informing only: no gate reads it."""
+
+    agent: str
+    model: str
+    baseline: SwarmVsSolo | None
+    candidate: SwarmVsSolo | None
+
+
+@dataclass(frozen=True)
 class Comparison(Record):
     """The ``comparison`` object of a candidate report."""
 
@@ -235,6 +246,8 @@ class Comparison(Record):
     shared_only: bool = False
     #: Cells (fixture x agent x model) the baseline scored: what "compared on N of M" counts.
     baseline_cells: int | None = None
+    #: With solo twins in either run: the swarm against its twin in each (informing).
+    solo: tuple[SoloShift, ...] = ()
     schema_version: int = COMPARISON_SCHEMA_VERSION
 
     def shared_line(self) -> str | None:

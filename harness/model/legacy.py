@@ -401,8 +401,12 @@ def upgrade_v11(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def upgrade_v12(data: Mapping[str, Any]) -> dict[str, Any]:
     """A version 12 report as version 13: a run without solo twins (``--solo``)."""
+    comparison = data.get("comparison")
+    if isinstance(comparison, dict):
+        comparison = {**comparison, "solo": [], "schema_version": 6}
     return {
         **data,
+        "comparison": comparison,
         "options": {**(data.get("options") or {}), "solo": False},
         "summary": [{**s, "swarm_vs_solo": None} for s in data.get("summary") or []],
         "overall": [{**o, "swarm_vs_solo": None} for o in data.get("overall") or []],

@@ -202,16 +202,27 @@ class RunReport(Record):
 
     @property
     def resolved(self) -> bool:
-        """Every planned item ran and resolved."""
+        """Every planned item ran and resolved (the swarm's: a solo twin informs, it never
+        fails the run)."""
         return (
-            bool(self.items)
+            bool(self.swarm_items)
             and not self.interrupted
             and not self.not_started
-            and all(i.resolved for i in self.items)
+            and all(i.resolved for i in self.swarm_items)
         )
 
+    @property
+    def swarm_items(self) -> tuple[ItemResult, ...]:
+        """The items of the swarm: all of them but the solo twins (``run --solo``)."""
+        return tuple(i for i in self.items if i.arm == "swarm")
+
+    @property
+    def solo_items(self) -> tuple[ItemResult, ...]:
+        return tuple(i for i in self.items if i.arm == "solo")
+
     def count(self, status: str) -> int:
-        return sum(1 for i in self.items if i.status == status)
+        """The swarm's items with ``status`` (solo twins are counted apart)."""
+        return sum(1 for i in self.swarm_items if i.status == status)
 
     def item(self, key: str) -> ItemResult | None:
         return next((i for i in self.items if i.key == key), None)

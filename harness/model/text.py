@@ -345,7 +345,7 @@ def item_reasons(item: ItemResult) -> list[str]:
 def verdict_line(report: RunReport) -> str:
     """The run's verdict in one line, the first thing every report says: resolved or not,
     then (with a baseline) the comparison's verdict and whether the gate passes."""
-    total = len(report.items)
+    total = len(report.swarm_items)
     unresolved, errors = report.count("unresolved"), report.count("error")
     budget = report.budget
     if report.resolved:
@@ -371,6 +371,10 @@ def verdict_line(report: RunReport) -> str:
         parts = [f"{unresolved} unresolved"] if unresolved else []
         parts += [plural(errors, "error")] if errors else []
         head = f"NOT RESOLVED: {', '.join(parts) or 'nothing ran'} of {plural(total, 'item')}"
+    twins = report.solo_items
+    if twins:
+        resolved = sum(1 for i in twins if i.resolved)
+        head += f" (solo twins: {resolved} of {len(twins)} resolved)"
     cmp = report.comparison
     if cmp is None:
         return head
@@ -604,3 +608,34 @@ def solo_line(vs: SwarmVsSolo) -> str:
         else ""
     )
     return f"the swarm: {', '.join(parts)} ({note})"
+
+
+def _shift(before: Estimate | None, after: Estimate | None, fmt: Callable[[float], str]) -> str:
+    def one(est: Estimate | None) -> str:
+        return "n/a" if est is None or est.value is None else fmt(est.value)
+
+    return f"{one(before)} -> {one(after)}"
+
+
+def solo_shift_lines(cmp: Comparison) -> list[str]:
+    """Each agent x model's swarm against its twin, baseline -> candidate: ``sim · sim/honest:
+    speedup 3.1x -> 2.4x, tokens 2.7x -> 3.0x, resolved +12 pp -> +5 pp``."""
+    lines = []
+    for s in cmp.solo:
+        b, c = s.baseline, s.candidate
+
+        def get(vs: SwarmVsSolo | None, name: str) -> Estimate | None:
+            return None if vs is None or not vs.pairs else getattr(vs, name)
+
+        parts = [
+            "speedup " + _shift(get(b, "speedup"), get(c, "speedup"), lambda v: f"{v:.1f}x"),
+            "tokens "
+            + _shift(get(b, "tokens_ratio"), get(c, "tokens_ratio"), lambda v: f"{v:.1f}x"),
+            "cost " + _shift(get(b, "cost_ratio"), get(c, "cost_ratio"), lambda v: f"{v:.1f}x"),
+            "resolved "
+            + _shift(
+                get(b, "resolved_diff"), get(c, "resolved_diff"), lambda v: f"{_points(v)} pp"
+            ),
+        ]
+        lines.append(f"{condition_label(s.agent, s.model)}: {', '.join(parts)}")
+    return lines

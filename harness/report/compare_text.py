@@ -17,6 +17,7 @@ from harness.model.text import (
     format_pct,
     format_ratio,
     format_ratio_ci,
+    solo_shift_lines,
     standing_cost_cells,
     unit_label,
     versus_line,
@@ -46,6 +47,9 @@ def comparison_text(cmp: Comparison, width: int = WIDTH) -> str:
     lines += ["", *_fixture_table(cmp, width)]
     if cmp.cost is not None:
         lines += _cost_text(cmp.cost, width)
+    if cmp.solo:
+        lines += ["", "Swarm against its solo twin (informing: no gate reads it):"]
+        lines += [f"  {line}" for line in solo_shift_lines(cmp)]
     return "\n".join(lines)
 
 

@@ -546,7 +546,7 @@ def exit_code_for(report: RunReport, fail_on: str) -> int:
     if report.budget is not None and report.budget.exhausted and report.not_started:
         return EXIT_BUDGET
     parts = fail_on_parts(fail_on)
-    statuses = {item.status for item in report.items}
+    statuses = {item.status for item in report.swarm_items}  # a solo twin only informs
     if "none" in parts:  # report only: no result fails the run, but nothing ran is no result
         return EXIT_INFRA if statuses == {"error"} else EXIT_RESOLVED
     gates = tuple(p for p in parts if p in ("regression", "cost"))

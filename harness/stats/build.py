@@ -20,7 +20,7 @@ from harness.stats.agents import agents_comparison
 from harness.stats.compare import compare, failed_comparison, with_sequential
 from harness.stats.provider import provider_health
 from harness.stats.summaries import overall, summarize
-from harness.stats.swarm_solo import swarm_vs_solo
+from harness.stats.swarm_solo import swarm_only, swarm_vs_solo, with_solo
 from harness.stats.triage import triage
 
 
@@ -52,7 +52,7 @@ def build_report(
     # Solo twins are judged against their swarm (``swarm_vs_solo``), never as agents of
     # their own: the baseline comparison, its gate and the agents side by side are the
     # swarm's.
-    swarm = tuple(i for i in items if i.arm == "swarm")
+    swarm = swarm_only(items)
     summary = tuple(
         dataclasses.replace(s, swarm_vs_solo=rows.get((s.fixture, s.agent, s.model)))
         for s in summarize(items, sequential)
@@ -71,7 +71,7 @@ def build_report(
         comparison=(
             None
             if baseline is None
-            else safe_compare(baseline, swarm, threshold, cost_threshold, sequential, shared_only)
+            else safe_compare(baseline, items, threshold, cost_threshold, sequential, shared_only)
         ),
         not_started=tuple(not_started),
         agents=agents_comparison(
@@ -98,14 +98,15 @@ def safe_compare(
     try:
         report = load_report(baseline)
         result = compare(
-            tuple(i for i in report.items if i.arm == "swarm"),
-            items,
+            swarm_only(report.items),
+            swarm_only(items),
             threshold,
             str(baseline),
             report.as_baseline(),
             cost_threshold,
             shared_only,
         )
+        result = with_solo(result, report.items, items)
         return result if sequential is None else with_sequential(result, sequential)
     except Exception as exc:  # the report must be written whatever went wrong
         return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")

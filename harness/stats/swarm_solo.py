@@ -10,9 +10,11 @@ a few fixtures are not read as many independent pairs.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from harness.model.comparison import Comparison, SoloShift
 from harness.model.item import SOLO_SUFFIX, ItemResult
 from harness.model.summary import Estimate, SwarmVsSolo
 from harness.stats.solo import PairedEstimate, paired_rate_diff, paired_ratio
@@ -145,3 +147,22 @@ def swarm_vs_solo(
         }
         overall[(agent, model)] = judge_pairs(pairs, agent + SOLO_SUFFIX, excluded, by_fixture=True)
     return rows, overall
+
+
+def swarm_only(items: Iterable[ItemResult]) -> tuple[ItemResult, ...]:
+    """The swarm's items: what comparisons, their gates and the agents side by side read
+    (a twin is judged against its swarm, never as an agent of its own)."""
+    return tuple(i for i in items if i.arm == "swarm")
+
+
+def with_solo(
+    comparison: Comparison, baseline: Iterable[ItemResult], candidate: Iterable[ItemResult]
+) -> Comparison:
+    """``comparison`` with each agent x model's swarm against its twin in both runs."""
+    _, before = swarm_vs_solo(baseline)
+    _, after = swarm_vs_solo(candidate)
+    shifts = tuple(
+        SoloShift(agent, model, before.get((agent, model)), after.get((agent, model)))
+        for agent, model in sorted(set(before) | set(after))
+    )
+    return dataclasses.replace(comparison, solo=shifts)
