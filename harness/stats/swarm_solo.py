@@ -37,8 +37,8 @@ class Pair:
 
 
 def solo_delegated(item: ItemResult) -> bool:
-    """Whether a solo twin started subagents anyway (any spawn its parent made)."""
-    return item.score.total_spawns > 0 or item.score.live_depth1_edges > 0
+    """Whether a solo twin started subagents anyway (any depth-1 spawn its parent made)."""
+    return item.score.total_spawns > 0
 
 
 @dataclass
