@@ -46,7 +46,7 @@ from scorers.criteria import criterion_names
 #: (``selftest``). 12: the ``lanes`` criterion (edit fixtures), in every summary's criteria.
 REPORT_SCHEMA_VERSION = 13
 #: The versions :func:`load_report` reads (older ones are converted on reading).
-READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+READABLE_VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 REPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "report.schema.json"
 REPORT_FILE = "report.json"
 
