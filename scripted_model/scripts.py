@@ -137,6 +137,14 @@ BEHAVIOURS: dict[str, str] = {
     "deadline ends the run (not played by the selftest)",
 }
 
+#: What every script does on a solo twin's task (``selftest --solo``), on every API: the
+#: selftest guide's tables are generated with it.
+SOLO_BEHAVIOUR = (
+    "whatever the script, the model plays a solo parent: it reads every shard itself, one "
+    "tool call per shard with the client's own read or shell tool, makes every shard's change "
+    "on an edit fixture, then writes every right answer; it starts no subagent"
+)
+
 #: What the scripts that play on both kinds do on an edit fixture, where it differs from
 #: "and also makes its shard's change before it answers" (what every child that answers
 #: does there): the verdict they expect is the same on both kinds.
