@@ -417,8 +417,8 @@ def run_selftest(
     finally:
         shutil.rmtree(home, ignore_errors=True)
     # Each item's agent (its label, a twin's with +solo) -> the agent it is of, and its arm.
-    of = {a.label(): (a, a.arm) for a in agents}
-    of |= {a.solo_twin().label(): (a, a.solo_twin().arm) for a in agents}
+    of: dict[str, tuple[AgentAdapter, Arm]] = {a.label(): (a, "swarm") for a in agents}
+    of |= {a.solo_twin().label(): (a, "solo") for a in agents}
     rows = []
     one_fixture = len({item.fixture for item in outcome.report.items}) == 1
     for item in outcome.report.items:
