@@ -7,6 +7,12 @@ all; each item's agent home gets a ``models.json`` pointing at the server. A row
 the item's status is the expected one, exactly the expected criteria failed, and the tokens
 the harness counted are what the server billed for the item (no more than it, where the
 item's usage is marked a lower bound).
+
+With ``solo``, each item has its solo twin beside it (``run --solo``): whatever its script,
+the server plays a solo parent there, so the twin's row holds when it is resolved under the
+solo rubric with no subagent started, and its tokens and cost are what the server billed
+for the twin. Item and twin play the same model; the server tells their requests apart by
+the solo task they carry (its ``arm``), and bills each apart.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from harness.report.columns import WIDTH, paragraph, table
 from harness.report.progress import Progress
 from harness.run.execute import execute_run
 from harness.run.preflight import require_agent
+from scorers.verdict import Arm
 
 #: A scripted run finishes in well under a minute; this only stops a wedged agent.
 SELFTEST_TIMEOUT_S = 300.0
@@ -63,7 +70,12 @@ class ModelServer(Protocol):
     def models_json(self) -> dict[str, Any]: ...
 
     def requests_served(
-        self, model: str | None = None, fixture: str | None = None, api: str | None = None
+        self,
+        model: str | None = None,
+        fixture: str | None = None,
+        api: str | None = None,
+        *,
+        arm: Arm | None = None,
     ) -> int: ...
 
     def billed(
@@ -72,13 +84,20 @@ class ModelServer(Protocol):
         fixture: str | None = None,
         caller: str | None = None,
         api: str | None = None,
+        *,
+        arm: Arm | None = None,
     ) -> Billed: ...
 
     @property
     def prices_per_mtok(self) -> Mapping[str, float]: ...
 
     def faults_served(
-        self, model: str | None = None, fixture: str | None = None, api: str | None = None
+        self,
+        model: str | None = None,
+        fixture: str | None = None,
+        api: str | None = None,
+        *,
+        arm: Arm | None = None,
     ) -> int: ...
 
 
@@ -109,10 +128,22 @@ class SelftestCase:
     edit_only: bool = False
     #: Criteria that also fail when the script plays on an edit fixture.
     edit_failing: tuple[str, ...] = ()
+    #: The script's solo twin (``--solo``): the server plays a solo parent whatever the
+    #: script, which must be resolved with no subagent started.
+    solo: bool = False
+
+    @property
+    def label(self) -> str:
+        """How the table and the report name the case: ``honest``, ``honest (solo)``."""
+        return f"{self.script} (solo)" if self.solo else self.script
+
+    def twin(self) -> SelftestCase:
+        """The case of this script's solo twin."""
+        return SelftestCase(self.script, "resolved", solo=True)
 
     def on(self, kind: str) -> SelftestCase:
         """The case as an item of a fixture of ``kind`` (``read``, ``edit``) must be judged."""
-        if kind == "edit" and self.edit_failing:
+        if kind == "edit" and self.edit_failing and not self.solo:
             failing = tuple(dict.fromkeys((*self.expected_failing, *self.edit_failing)))
             return replace(self, expected_failing=failing)
         return self
@@ -147,10 +178,15 @@ class SelftestRow:
     attempts: int = 1
     #: The item's key in the run.
     key: str = ""
+    #: Subagents the item's parent started (depth-1 spawns, as scored): a solo twin's must
+    #: be none.
+    spawns: int = 0
 
     @property
     def verdict_ok(self) -> bool:
         failing, must = set(self.failing), set(self.case.expected_failing)
+        if self.case.solo and self.spawns:
+            return False  # the solo arm delegated
         return self.status == self.case.expected_status and must <= failing <= must | set(
             self.case.may_fail
         )
@@ -184,7 +220,7 @@ class SelftestRow:
     def verdict(self) -> SelftestRowVerdict:
         """The row as the report keeps it: what did not hold, in words; a price only as a
         figure of play prices, never as money."""
-        expected = _verdict(self.case.expected_status, self.case.expected_failing)
+        expected = _expected(self.case)
         actual = _actual(self)
         failed: list[SelftestCheck] = []
         why: list[str] = []
@@ -205,7 +241,7 @@ class SelftestRow:
             key=self.key,
             agent=self.agent,
             fixture=self.fixture,
-            script=self.case.script,
+            script=self.case.label,
             expected=expected,
             actual=actual,
             failed=tuple(failed),
@@ -327,10 +363,11 @@ def run_selftest(
     retries: int = 2,
     retry_backoff_s: float = SELFTEST_RETRY_BACKOFF_S,
     scripts: Sequence[str] = (),
+    solo: bool = False,
 ) -> SelftestOutcome:
     """Run every script (or only ``scripts``) on every fixture with each real agent, in one
     run (the agent a dimension of it when there are several), and compare the verdicts and
-    the bills."""
+    the bills; with ``solo``, each item's solo twin too."""
     kinds = fixture_kinds(fixtures)
     edit = all(kind == "edit" for kind in kinds.values()) and bool(kinds)
     shared, cases = shared_cases(agents, edit)
@@ -374,20 +411,27 @@ def run_selftest(
             retry_backoff_s=retry_backoff_s,
             max_provider_errors=0,  # a fault plan is the point: every row runs
             selftest=True,
+            solo=solo,
         )
         outcome = execute_run(config, progress)
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    apis = {a.label(): a.model_api for a in agents}
+    # Each item's agent (its label, a twin's with +solo) -> the agent it is of, and its arm.
+    of: dict[str, tuple[AgentAdapter, Arm]] = {a.label(): (a, "swarm") for a in agents}
+    of |= {a.solo_twin().label(): (a, "solo") for a in agents}
     rows = []
     one_fixture = len({item.fixture for item in outcome.report.items}) == 1
     for item in outcome.report.items:
         script = item.model.removeprefix(f"{server.provider}/")
-        case = cases[(item.agent, script)].on(kinds.get(item.fixture, "read"))
-        api = apis[item.agent]
-        # With one fixture, everything billed to the item's model by its agent's API is the
-        # item's (the client's internal calls name no fixture); with several, the fixture's.
-        bill = server.billed(script, None if one_fixture else item.fixture, api=api)
+        agent, arm = of[item.agent]
+        case = cases[(agent.label(), script)]
+        case = (case.twin() if arm == "solo" else case).on(kinds.get(item.fixture, "read"))
+        api = agent.model_api
+        # With one fixture, everything billed to the item's model by its agent's API on its
+        # arm is the item's (the client's internal calls name no fixture); with several, the
+        # fixture's. An item and its solo twin play one model: the arm keeps them apart.
+        fixture = None if one_fixture else item.fixture
+        bill = server.billed(script, fixture, api=api, arm=arm)
         usage = item.score.usage
         rows.append(
             SelftestRow(
@@ -397,7 +441,7 @@ def run_selftest(
                 failing=item.failed_criteria,
                 error=item.facts.error,
                 turns=item.score.turns,
-                server_requests=server.requests_served(script, item.fixture, api),
+                server_requests=server.requests_served(script, item.fixture, api, arm=arm),
                 item_dir=str(outcome.run_dir / "items" / item.item_dir),
                 tokens=item.spent_tokens,
                 billed=bill.total,
@@ -406,15 +450,21 @@ def run_selftest(
                 billed_usd=bill.usd,
                 agent=item.agent,
                 faults=item.spent_failed_requests,
-                faults_served=server.faults_served(
-                    script, None if one_fixture else item.fixture, api
-                ),
+                faults_served=server.faults_served(script, fixture, api, arm=arm),
                 attempts=item.attempts,
                 key=item.key,
+                spawns=item.score.total_spawns,
             )
         )
     labels = [a.label() for a in agents]
-    rows.sort(key=lambda r: (r.fixture, labels.index(r.agent), scripts.index(r.case.script)))
+    rows.sort(
+        key=lambda r: (
+            r.fixture,
+            labels.index(of[r.agent][0].label()),
+            scripts.index(r.case.script),
+            r.case.solo,
+        )
+    )
     said = {a.agent: a.version for a in outcome.report.options.agents}
     versions = tuple(said.get(label) for label in labels)
     result = SelftestOutcome(
@@ -465,7 +515,7 @@ def render_table(outcome: SelftestOutcome, width: int = WIDTH) -> str:
             (
                 "ok" if r.ok else "FAIL",
                 *((r.agent,) if several_agents else ()),
-                r.case.script,
+                r.case.label,
                 str(r.turns),
                 str(r.server_requests),
                 "-" if r.status == "error" else f"{r.tokens:,}",
@@ -501,10 +551,9 @@ def render_table(outcome: SelftestOutcome, width: int = WIDTH) -> str:
 
 def _verdict_notes(row: SelftestRow) -> list[str]:
     """The row's verdict (or its error), then what differs from the expectation."""
-    actual = row.error if row.status == "error" and row.error else _verdict(row.status, row.failing)
-    notes = [actual]
+    notes = [_actual(row)]
     if not row.verdict_ok:
-        expected = _verdict(row.case.expected_status, row.case.expected_failing)
+        expected = _expected(row.case)
         if row.case.may_fail:
             expected += " [+" + ", ".join(row.case.may_fail) + "?]"
         notes.append(f"expected {expected}")
@@ -540,6 +589,18 @@ def _verdict(status: str, failing: tuple[str, ...]) -> str:
     return f"{status} ({', '.join(failing)})" if failing else status
 
 
+def _expected(case: SelftestCase) -> str:
+    """The verdict a case expects; a solo twin's also says it starts no subagent."""
+    expected = _verdict(case.expected_status, case.expected_failing)
+    return f"{expected}, no subagent" if case.solo else expected
+
+
 def _actual(row: SelftestRow) -> str:
-    """The verdict the harness reached: an error's cause, else the status and failures."""
-    return row.error if row.status == "error" and row.error else _verdict(row.status, row.failing)
+    """The verdict the harness reached: an error's cause, else the status and failures (and
+    the subagents a solo twin started: the solo arm delegated)."""
+    if row.status == "error" and row.error:
+        return row.error
+    actual = _verdict(row.status, row.failing)
+    if row.case.solo and row.spawns:
+        actual += f", {row.spawns} subagent{'s' if row.spawns != 1 else ''} started"
+    return actual

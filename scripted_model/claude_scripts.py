@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scripted_model.claude_edits import absolute, edit_calls
-from scripted_model.conversation import CHILD_JOB_RE, ShardJob
+from scripted_model.conversation import CHILD_JOB_RE, ShardJob, is_solo
 from scripted_model.messages_conversation import MessagesConversation
 from scripted_model.oracle import Edit, Oracle, shard_key
 from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, ModelFailure, Script
@@ -129,6 +129,8 @@ def next_claude_action(
     jobs = conv.shard_jobs()
     if not jobs:
         return Reply("There is nothing for me to do here.")
+    if is_solo(conv.first_user_text):
+        return _solo_turn(conv, jobs, oracle)
     return _parent_turn(script, conv, jobs, oracle)
 
 
@@ -166,6 +168,17 @@ def _parent_turn(
         edits = _parent_edits(conv, jobs, oracle) if script.parent_edits else None
         return edits or Reply(calls=(_write(conv, artifact, jobs, conv.answers()),))
     return Reply("Waiting for the subagents to report.")
+
+
+def _solo_turn(conv: MessagesConversation, jobs: list[ShardJob], oracle: Oracle) -> ClaudeAction:
+    """A solo twin's parent, whatever the script: it ``Read``s each shard, one call after
+    another, then goes on as ``no-spawn``'s parent (every change, then the answers)."""
+    read = {u.input.get("file_path") for u in conv.uses_of("Read")}
+    for job in jobs:
+        path = absolute(conv.cwd, job.path)
+        if path not in read:
+            return Reply(f"Reading {job.path}.", (Call("Read", {"file_path": path}),))
+    return _parent_turn(CLAUDE_SCRIPTS["no-spawn"], conv, jobs, oracle)
 
 
 def _parent_edits(conv: MessagesConversation, jobs: list[ShardJob], oracle: Oracle) -> Reply | None:

@@ -52,7 +52,7 @@ from scripted_model.codex_edits import (
     read_path,
     shell_patch,
 )
-from scripted_model.conversation import CHILD_JOB_RE, ShardJob
+from scripted_model.conversation import CHILD_JOB_RE, ShardJob, is_solo
 from scripted_model.messages_conversation import ANSWER_RE
 from scripted_model.oracle import Edit, Oracle, shard_key
 from scripted_model.responses_conversation import FunctionCall, ResponsesConversation
@@ -181,7 +181,28 @@ def next_codex_action(
     jobs = conv.shard_jobs()
     if not jobs:
         return Reply("There is nothing for me to do here.")
+    if is_solo(conv.first_user_text):
+        return _solo_turn(conv, jobs, oracle)
     return _parent_turn(script, conv, jobs, oracle)
+
+
+def _solo_turn(conv: ResponsesConversation, jobs: list[ShardJob], oracle: Oracle) -> CodexAction:
+    """A solo twin's parent, whatever the script: it ``cat``s each shard with
+    ``exec_command``, one call after another (as a child reads its own), then goes on as
+    ``no-spawn``'s parent (every change, under the edit lock, then the answers)."""
+    ran = {str(c.arguments.get("cmd", "")) for c in conv.calls_of("exec_command")}
+    for job in jobs:
+        if _read_shard(job.path) not in ran:
+            return Reply(
+                f"Reading {job.path}.", (Call("exec_command", {"cmd": _read_shard(job.path)}),)
+            )
+    return _parent_turn(CODEX_SCRIPTS["no-spawn"], conv, jobs, oracle)
+
+
+def _read_shard(path: str) -> str:
+    """How a thread reads a shard it answers (a plain ``cat``: not a read of a file it is
+    about to change, :func:`scripted_model.codex_edits.read_path`)."""
+    return f"cat {path}"
 
 
 # --- the parent ------------------------------------------------------------------------
@@ -422,7 +443,7 @@ def _child_turn(
     if script.child_fails and index == 0:
         return ModelFailure(script.child_fails, f"scripted failure {script.child_fails}")
     if not conv.calls_of("exec_command"):
-        return Reply(f"Reading {path}.", (Call("exec_command", {"cmd": f"cat {path}"}),))
+        return Reply(f"Reading {path}.", (Call("exec_command", {"cmd": _read_shard(path)}),))
     if script.silent_child and index == 0:
         return Reply("Finished.")  # ends without a change or an answer line
     file = shard_key(path)

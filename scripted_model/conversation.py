@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from scripted_model.oracle import shard_key
 
@@ -23,6 +23,14 @@ CHILD_REPLY_RE = re.compile(r"\[from child:(?P<name>[^\]\s]+)\]")
 SHARD_LINE_RE = re.compile(
     r"^\s*[-*]\s+(?P<path>\S+?):\s.*\(worker:\s*(?P<worker>[^)\s]+)\)\s*$", re.MULTILINE
 )
+#: What marks a solo twin's task (``run --solo``; the harness's
+#: ``harness.fixtures.task_text.SOLO_MARKER``, which a test keeps equal): one agent, asked
+#: to work alone, whatever the model id.
+SOLO_MARKER = "Work alone: do not start, spawn or delegate to any subagent"
+#: The solo task's shard list: ``Shards and questions:``, then ``- shards/<file>: <question>``
+#: lines (no worker: there is no one to delegate to) up to a blank line.
+SOLO_SHARDS_RE = re.compile(r"^Shards and questions:\n(?P<lines>(?:[ \t]*[-*][ \t]+.*\n?)+)", re.M)
+SOLO_LINE_RE = re.compile(r"^\s*[-*]\s+(?P<path>\S+?):\s", re.MULTILINE)
 #: The machine-readable line a scripted parent puts into every child's task.
 CHILD_JOB_RE = re.compile(r"SHARD=(?P<path>\S+) INDEX=(?P<index>\d+) ATTEMPT=(?P<attempt>\d+)")
 #: A reply the scripted children send: ``<file>: <answer>``.
@@ -39,6 +47,33 @@ class ShardJob:
     @property
     def file(self) -> str:
         return shard_key(self.path)
+
+
+def is_solo(task: str) -> bool:
+    """Whether ``task`` (a root task, or a whole request's text) is a solo twin's."""
+    return SOLO_MARKER in task
+
+
+#: Which twin a request is of: the swarm item's, or its solo twin's.
+Arm = Literal["swarm", "solo"]
+
+
+def arm_of(request: bytes) -> Arm:
+    """The twin a request is of, from its whole body: a solo twin's requests carry its task
+    (its parent's every turn, and the client's own calls about it: a title, a summary, a
+    review); the swarm's never do. The same model plays both, so this keeps their bills
+    apart."""
+    return "solo" if SOLO_MARKER.encode() in request else "swarm"
+
+
+def task_jobs(task: str) -> list[ShardJob]:
+    """The shards a root task names: a swarm task's with their workers, a solo task's
+    without (``worker`` empty)."""
+    if is_solo(task):
+        block = SOLO_SHARDS_RE.search(task)
+        lines = block["lines"] if block else ""
+        return [ShardJob(m["path"], "") for m in SOLO_LINE_RE.finditer(lines)]
+    return [ShardJob(m["path"], m["worker"]) for m in SHARD_LINE_RE.finditer(task)]
 
 
 @dataclass(frozen=True)
@@ -76,8 +111,7 @@ class Conversation:
         return texts[0] if texts else None
 
     def shard_jobs(self) -> list[ShardJob]:
-        task = self.root_task or ""
-        return [ShardJob(m["path"], m["worker"]) for m in SHARD_LINE_RE.finditer(task)]
+        return task_jobs(self.root_task or "")
 
     def shard_files(self) -> list[str]:
         """The shard files this conversation is about: the root task's, or a child's one."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scripted_model.conversation import CHILD_JOB_RE, SHARD_LINE_RE, ShardJob
+from scripted_model.conversation import CHILD_JOB_RE, ShardJob, task_jobs
 
 #: The line a scripted subagent ends with; the scripts read answers from it.
 #: The value runs to the end of the line (or a tag): it may hold spaces.
@@ -99,9 +99,7 @@ class MessagesConversation:
         return CHILD_JOB_RE.search(self.first_user_text)
 
     def shard_jobs(self) -> list[ShardJob]:
-        return [
-            ShardJob(m["path"], m["worker"]) for m in SHARD_LINE_RE.finditer(self.first_user_text)
-        ]
+        return task_jobs(self.first_user_text)
 
     def shard_files(self) -> list[str]:
         job = self.child_job

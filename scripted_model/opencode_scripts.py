@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scripted_model.claude_scripts import Call, ClaudeAction, Reply
-from scripted_model.conversation import ShardJob
+from scripted_model.conversation import ShardJob, is_solo
 from scripted_model.messages_conversation import ANSWER_RE, MessagesConversation
 from scripted_model.oracle import Edit, Oracle, shard_key
 from scripted_model.scripts import ARTIFACT_RE, DEFAULT_ARTIFACT, ModelFailure, Script
@@ -104,6 +104,8 @@ def next_opencode_action(
     jobs = conv.shard_jobs()
     if not jobs:
         return Reply("There is nothing for me to do here.")
+    if is_solo(conv.first_user_text):
+        return _solo_turn(conv, jobs, oracle)
     return _parent_turn(script, conv, jobs, oracle)
 
 
@@ -141,6 +143,17 @@ def _parent_turn(
         if not result.is_error:
             answers.update(_answers(result.text))
     return Reply(calls=(_write(conv, artifact, jobs, answers),))
+
+
+def _solo_turn(conv: MessagesConversation, jobs: list[ShardJob], oracle: Oracle) -> ClaudeAction:
+    """A solo twin's parent, whatever the script: it ``read``s each shard, one call after
+    another, then goes on as ``no-spawn``'s parent (every change, then the answers)."""
+    read = {u.input.get("filePath") for u in conv.uses_of("read")}
+    for job in jobs:
+        path = _abspath(conv, job.path)
+        if path not in read:
+            return Reply(f"Reading {job.path}.", (Call("read", {"filePath": path}),))
+    return _parent_turn(OPENCODE_SCRIPTS["no-spawn"], conv, jobs, oracle)
 
 
 def _answers(text: str) -> dict[str, str]:

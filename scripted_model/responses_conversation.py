@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scripted_model.conversation import CHILD_JOB_RE, SHARD_LINE_RE, ShardJob
+from scripted_model.conversation import CHILD_JOB_RE, ShardJob, task_jobs
 
 #: User messages Codex writes itself; none of them is the task.
 CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<skills_instructions>")
@@ -170,9 +170,7 @@ class ResponsesConversation:
         return self.first_user_text
 
     def shard_jobs(self) -> list[ShardJob]:
-        return [
-            ShardJob(m["path"], m["worker"]) for m in SHARD_LINE_RE.finditer(self.first_user_text)
-        ]
+        return task_jobs(self.first_user_text)
 
     def shard_files(self) -> list[str]:
         job = self.child_job

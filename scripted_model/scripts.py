@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from scripted_model.conversation import CHILD_JOB_RE, Conversation, ShardJob
+from scripted_model.conversation import CHILD_JOB_RE, Conversation, ShardJob, is_solo
 from scripted_model.oracle import Edit, Oracle, shard_key
 
 Status = Literal["resolved", "unresolved"]
@@ -50,7 +50,10 @@ EDIT_MARKER = "# scripted:edit"
 #: there): the cell goes on with the next one.
 EDIT_REFUSED = "EDIT_REFUSED"
 SCRATCH_RE = re.compile(r"SCRATCH=(?P<k>\d+)")
-ARTIFACT_RE = re.compile(r"write the file (?P<name>[\w.-]+)")
+#: How a task names its artifact (a solo task starts the sentence: ``Write the file``).
+ARTIFACT_RE = re.compile(r"[Ww]rite the file (?P<name>[\w.-]+)")
+#: The first line of a solo parent's cell that reads one shard.
+READ_MARKER = "# scripted:read"
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,14 @@ BEHAVIOURS: dict[str, str] = {
     "deadline ends the run (not played by the selftest)",
 }
 
+#: What every script does on a solo twin's task (``selftest --solo``), on every API: the
+#: selftest guide's tables are generated with it.
+SOLO_BEHAVIOUR = (
+    "whatever the script, the model plays a solo parent: it reads every shard itself, one "
+    "tool call per shard with the client's own read or shell tool, makes every shard's change "
+    "on an edit fixture, then writes every right answer; it starts no subagent"
+)
+
 #: What the scripts that play on both kinds do on an edit fixture, where it differs from
 #: "and also makes its shard's change before it answers" (what every child that answers
 #: does there): the verdict they expect is the same on both kinds.
@@ -216,6 +227,11 @@ SCRIPTS: dict[str, Script] = {
 }
 
 
+#: How a solo parent goes on once it has read the shards: as ``no-spawn``'s (every API's
+#: scripts do the same with their own ``no-spawn``).
+_SOLO_GOES_ON_AS = SCRIPTS["no-spawn"]
+
+
 @dataclass(frozen=True)
 class ToolCall:
     code: str
@@ -256,7 +272,32 @@ def next_action(script: Script, conv: Conversation, oracle: Oracle) -> Action:
     jobs = conv.shard_jobs()
     if not jobs:
         return Text("There is nothing for me to do here.")
+    if is_solo(conv.root_task or ""):
+        return _solo_turn(conv, jobs, oracle)
     return _parent_turn(script, conv, jobs, oracle)
+
+
+# --- the solo parent -------------------------------------------------------------------
+
+
+def _solo_turn(conv: Conversation, jobs: list[ShardJob], oracle: Oracle) -> Action:
+    """A solo twin's parent, whatever the script: it reads each shard in its own cell, one
+    after another, then goes on as ``no-spawn``'s parent (every change, then the answers)."""
+    reads = conv.steps().count("read")
+    if reads < len(jobs):
+        return ToolCall(_read_cell(jobs[reads]))
+    return _parent_turn(_SOLO_GOES_ON_AS, conv, jobs, oracle)
+
+
+def _read_cell(job: ShardJob) -> str:
+    """Read one shard whole, as a model would before answering its question (its size
+    printed, not its text: the answer comes from the oracle)."""
+    return (
+        f"{READ_MARKER}\n"
+        "from pathlib import Path\n"
+        f"text = Path({job.path!r}).read_text(encoding='utf-8', errors='replace')\n"
+        f"print({job.path!r}, len(text.splitlines()), 'lines')\n"
+    )
 
 
 # --- the parent ------------------------------------------------------------------------

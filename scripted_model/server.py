@@ -25,7 +25,7 @@ from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
 from scripted_model.codex_scripts import CODEX_SCRIPTS
 from scripted_model.codex_scripts import Reply as CodexReply
 from scripted_model.codex_scripts import describe as codex_describe
-from scripted_model.conversation import Conversation
+from scripted_model.conversation import Arm, Conversation, arm_of
 from scripted_model.faults import FaultPlan, FaultRule, Request, conversation_key
 from scripted_model.opencode_scripts import OPENCODE_SCRIPTS
 from scripted_model.oracle import Oracle
@@ -178,10 +178,11 @@ class ScriptedModelServer:
         self.codex_scripts = dict(CODEX_SCRIPTS)
         self.model_api = model_api
         self._lock = threading.Lock()
-        #: (API, model, fixture) -> requests answered.
-        self._requests: Counter[tuple[str, str, str | None]] = Counter()
-        #: (API, model, caller, fixture) -> what was billed for those requests.
-        self._bills: dict[tuple[str, str, str, str | None], Bill] = {}
+        #: (API, model, fixture, arm) -> requests answered. The arm (:func:`arm_of`) tells an
+        #: item's requests from its solo twin's, which play the same model.
+        self._requests: Counter[tuple[str, str, str | None, Arm]] = Counter()
+        #: (API, model, caller, fixture, arm) -> what was billed for those requests.
+        self._bills: dict[tuple[str, str, str, str | None, Arm], Bill] = {}
         #: (model, shard path) -> when a child about that shard first asked, and when the
         #: parent's spawn cell for those shards was served (what ``early-exit`` waits on).
         self._child_seen: dict[tuple[str, str], float] = {}
@@ -190,9 +191,9 @@ class ScriptedModelServer:
         #: ``no-wait`` ends the parent's turn only once each child recorded a response).
         self._child_requests: Counter[tuple[str, str]] = Counter()
         self.faults = faults or FaultPlan()
-        #: (API, model, caller, fixture, kind) -> requests failed by the fault plan (and by a
-        #: script's own refusals, kind ``scripted``).
-        self._faults_served: Counter[tuple[str, str, str, str | None, str]] = Counter()
+        #: (API, model, caller, fixture, kind, arm) -> requests failed by the fault plan (and
+        #: by a script's own refusals, kind ``scripted``).
+        self._faults_served: Counter[tuple[str, str, str, str | None, str, Arm]] = Counter()
         self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._port = self.port
@@ -279,9 +280,13 @@ class ScriptedModelServer:
         return self.claude_scripts if api == CLAUDE_MESSAGES_API else MESSAGES_SCRIPTS[api]
 
     def requests_served(
-        self, model: str | None = None, fixture: str | None = None, api: str | None = None
+        self,
+        model: str | None = None,
+        fixture: str | None = None,
+        api: str | None = None,
+        arm: Arm | None = None,
     ) -> int:
-        """Requests answered, for one model id, fixture and/or API (None: any).
+        """Requests answered, for one model id, fixture, API and/or arm (None: any).
 
         A request is attributed to a fixture by the shard files its conversation names; an
         internal request of the product that names none counts under no fixture.
@@ -289,10 +294,11 @@ class ScriptedModelServer:
         with self._lock:
             return sum(
                 n
-                for (a, m, fx), n in self._requests.items()
+                for (a, m, fx, r), n in self._requests.items()
                 if (model is None or m == model)
                 and (fixture is None or fx == fixture)
                 and (api is None or a == api)
+                and (arm is None or r == arm)
             )
 
     def bill(
@@ -302,11 +308,12 @@ class ScriptedModelServer:
         files: list[str],
         usage: Bill,
         api: str = COMPLETIONS_API,
+        arm: Arm = "swarm",
     ) -> None:
         """Book one answered request's usage (``caller``: parent, child or internal)."""
         fixture = self.oracle.fixture_of(files[0]) if files else None
         with self._lock:
-            key = (api, model, caller, fixture)
+            key = (api, model, caller, fixture, arm)
             self._bills[key] = self._bills.get(key, Bill()) + usage
 
     def billed(
@@ -315,23 +322,33 @@ class ScriptedModelServer:
         fixture: str | None = None,
         caller: str | None = None,
         api: str | None = None,
+        arm: Arm | None = None,
     ) -> Bill:
-        """What was billed for one model, fixture, caller and/or API (None: any). Requests
-        that name no fixture (the client's internal calls) count under no fixture: with
-        ``fixture`` given they are left out."""
+        """What was billed for one model, fixture, caller, API and/or arm (None: any): an
+        item's ``swarm`` requests, or its solo twin's (:func:`arm_of`). Requests that name
+        no fixture (the client's internal calls) count under no fixture: with ``fixture``
+        given they are left out."""
         with self._lock:
             found = Bill()
-            for (a, m, c, fx), bill in self._bills.items():
+            for (a, m, c, fx, r), bill in self._bills.items():
                 if (
                     (model is None or m == model)
                     and (fixture is None or fx == fixture)
                     and (caller is None or c == caller)
                     and (api is None or a == api)
+                    and (arm is None or r == arm)
                 ):
                     found = found + bill
             return found
 
-    def record(self, model: str, conv: Conversation, body: dict[str, Any], action: Action) -> None:
+    def record(
+        self,
+        model: str,
+        conv: Conversation,
+        body: dict[str, Any],
+        action: Action,
+        arm: Arm = "swarm",
+    ) -> None:
         """Count a served request; with a request log, append the request and the answer."""
         now = time.monotonic()
         files = conv.shard_files()
@@ -343,7 +360,7 @@ class ScriptedModelServer:
                 self._spawned[(model, frozenset(files))] = now
                 for path in files:  # children of an earlier spawn do not count
                     self._child_seen.pop((model, path), None)
-        self.record_request(model, files, body, describe(action))
+        self.record_request(model, files, body, describe(action), arm=arm)
 
     def wait_for_children(self, model: str, paths: tuple[str, ...]) -> bool:
         """Block until a child about each of ``paths`` has asked since their spawn (at most
@@ -390,11 +407,12 @@ class ScriptedModelServer:
         body: dict[str, Any],
         answer: str,
         api: str = COMPLETIONS_API,
+        arm: Arm = "swarm",
     ) -> None:
         """Count a request about ``files`` (by their fixture); log it with a request log."""
         fixture = self.oracle.fixture_of(files[0]) if files else None
         with self._lock:
-            self._requests[(api, model, fixture)] += 1
+            self._requests[(api, model, fixture, arm)] += 1
             if self.request_log is not None:
                 entry = {"model": model, "answer": answer, "request": body}
                 with self.request_log.open("a", encoding="utf-8") as fh:
@@ -409,6 +427,7 @@ class ScriptedModelServer:
         cwd: str | None,
         phase: str,
         files: list[str],
+        arm: Arm = "swarm",
     ) -> FaultRule | None:
         """The fault the plan serves this request (counted), or None: answer it."""
         if not self.faults:
@@ -419,14 +438,16 @@ class ScriptedModelServer:
         if rule is not None:
             fixture = self.oracle.fixture_of(files[0]) if files else None
             with self._lock:
-                self._faults_served[(api, model, caller, fixture, rule.kind)] += 1
+                self._faults_served[(api, model, caller, fixture, rule.kind, arm)] += 1
         return rule
 
-    def count_failure(self, api: str, model: str, caller: str, files: list[str]) -> None:
+    def count_failure(
+        self, api: str, model: str, caller: str, files: list[str], arm: Arm = "swarm"
+    ) -> None:
         """Count a script's own refusal (``ModelFailure``) as a failed request too."""
         fixture = self.oracle.fixture_of(files[0]) if files else None
         with self._lock:
-            self._faults_served[(api, model, caller, fixture, "scripted")] += 1
+            self._faults_served[(api, model, caller, fixture, "scripted", arm)] += 1
 
     def faults_served(
         self,
@@ -435,18 +456,20 @@ class ScriptedModelServer:
         api: str | None = None,
         caller: str | None = None,
         kind: str | None = None,
+        arm: Arm | None = None,
     ) -> int:
-        """Requests the fault plan failed, for one model, fixture, API, caller and/or kind
-        (None: any); with ``fixture`` given, requests that name none are left out."""
+        """Requests the fault plan failed, for one model, fixture, API, caller, kind and/or
+        arm (None: any); with ``fixture`` given, requests that name none are left out."""
         with self._lock:
             return sum(
                 n
-                for (a, m, c, fx, k), n in self._faults_served.items()
+                for (a, m, c, fx, k, r), n in self._faults_served.items()
                 if (model is None or m == model)
                 and (fixture is None or fx == fixture)
                 and (api is None or a == api)
                 and (caller is None or c == caller)
                 and (kind is None or k == kind)
+                and (arm is None or r == arm)
             )
 
     def models_json(self) -> dict[str, Any]:
@@ -543,6 +566,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             conv = Conversation.from_request(body)
             action = next_action(script, conv, server.oracle)
+            arm = arm_of(raw)
             caller = (
                 "internal"
                 if not conv.has_tools
@@ -558,15 +582,16 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 _system_text(body),
                 _completions_phase(action),
                 conv.shard_files(),
+                arm,
             )
             if fault is not None:
                 self._fail(fault, _completions_partial(model))
                 return
-            server.record(model, conv, body, action)
+            server.record(model, conv, body, action, arm)
             if isinstance(action, Text) and action.wait_for_children:
                 server.wait_for_children(model, action.wait_for_children)
             if isinstance(action, ModelFailure):
-                server.count_failure(COMPLETIONS_API, model, caller, conv.shard_files())
+                server.count_failure(COMPLETIONS_API, model, caller, conv.shard_files(), arm)
                 self._error(action.status, action.message, "invalid_request_error")
                 return
             self._stream(
@@ -574,7 +599,9 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 action,
                 prompt_tokens=max(1, len(raw) // BYTES_PER_TOKEN),
                 stream=bool(body.get("stream")),
-                book=lambda bill: server.bill(model, caller, conv.shard_files(), bill),
+                book=lambda bill: server.bill(
+                    model, caller, conv.shard_files(), bill, COMPLETIONS_API, arm
+                ),
             )
 
         def _stream(
@@ -666,6 +693,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 if conv.child_job is not None
                 else "parent"
             )
+            arm = arm_of(raw)
             fault = server.fault_for(
                 api,
                 model,
@@ -674,15 +702,16 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 conv.cwd,
                 messages_api.phase_of(action),
                 conv.shard_files(),
+                arm,
             )
             if fault is not None:
                 self._fail(fault, messages_api.partial_events(model))
                 return
             server.record_request(
-                model, conv.shard_files(), body, messages_api.describe(action), api
+                model, conv.shard_files(), body, messages_api.describe(action), api, arm
             )
             if isinstance(action, ModelFailure):
-                server.count_failure(api, model, caller, conv.shard_files())
+                server.count_failure(api, model, caller, conv.shard_files(), arm)
                 failure = messages_api.MessagesError(action.status, "api_error", action.message)
                 self._json(failure.status, failure.body())
                 return
@@ -701,6 +730,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                     requests=1,
                 ),
                 api,
+                arm,
             )
             if not body.get("stream"):
                 self._json(200, messages_api.message_json(model, action, len(raw), cached))
@@ -730,13 +760,15 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             caller = responses_api.caller_of(conv)
             files = conv.shard_files()
+            arm = arm_of(raw)
+            phase = responses_api.phase_of(action)
             fault = server.fault_for(
-                api, model, caller, conv.task_text, conv.cwd, responses_api.phase_of(action), files
+                api, model, caller, conv.task_text, conv.cwd, phase, files, arm
             )
             if fault is not None:
                 self._fail(fault, responses_api.partial_events(model))
                 return
-            server.record_request(model, files, body, codex_describe(action), api)
+            server.record_request(model, files, body, codex_describe(action), api, arm)
             server.count_child_request(
                 model, files if caller == "child" else [], responses_api.spawned_paths(action)
             )
@@ -744,7 +776,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 # A child's second request comes only after its first response was recorded.
                 server.wait_for_child_requests(model, action.wait_for_children, 2)
             if isinstance(action, ModelFailure):
-                server.count_failure(api, model, caller, files)
+                server.count_failure(api, model, caller, files, arm)
                 failure = responses_api.error_json(action.status, action.message)
                 self._json(failure.status, failure.body())
                 return
@@ -757,6 +789,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 files,
                 Bill(usage["input_tokens"] - cached, usage["output_tokens"], cached, requests=1),
                 api,
+                arm,
             )
             if action.delay_s:  # billed as a provider would, whether or not the client waits
                 server.sleep(action.delay_s)

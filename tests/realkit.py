@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +42,23 @@ TINY = REPO / "tests" / "data" / "fixtures" / "tiny"
 
 
 def selftest_in_fresh_home(
-    base: Path, agent: str, binary: Path, timeout_s: float, fixture: str = str(TINY)
+    base: Path,
+    agent: str,
+    binary: Path,
+    timeout_s: float,
+    fixture: str = str(TINY),
+    options: Sequence[str] = (),
 ) -> dict:
     """``harness selftest --agent AGENT`` on ``fixture`` (default: the tiny one) at
-    concurrency 3, with HOME and TMPDIR pointed at fresh dirs; what it printed, those dirs,
-    and any process of the run still alive afterwards."""
+    concurrency 3 (and ``options``), with HOME and TMPDIR pointed at fresh dirs; what it
+    printed, those dirs, and any process of the run still alive afterwards."""
     home, tmp, runs = base / "home", base / "tmp", base / "runs"
     for d in (home, tmp):
         d.mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "harness", "selftest", "--agent", agent,
          "--agent-bin", str(binary), "--fixture", fixture,
-         "--concurrency", "3", "--runs-dir", str(runs)],
+         "--concurrency", "3", "--runs-dir", str(runs), *options],
         cwd=REPO, env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp)},
         capture_output=True, text=True, timeout=timeout_s, check=False,
     )  # fmt: skip

@@ -120,7 +120,7 @@ def selftest_scripts() -> str:
     """Per agent selftest checks: the model API the scripted server plays for it, then a
     row per script: what the model does, the verdict the rubric must reach."""
     from harness.agents import REGISTRY, adapter_class
-    from scripted_model.scripts import BEHAVIOURS
+    from scripted_model.scripts import BEHAVIOURS, SOLO_BEHAVIOUR
     from scripted_model.server import API_DESCRIPTIONS, SCRIPTS_BY_API
 
     parts = []
@@ -145,6 +145,12 @@ def selftest_scripts() -> str:
                 )
             rows.append(f"| `{script.name}` | {_cell(BEHAVIOURS[script.name])} | {expected} |")
         parts.append(f"### `{name}`\n\n{API_DESCRIPTIONS[api]}.\n\n" + "\n".join(rows) + "\n")
+    parts.append(
+        "### Solo twins (`--solo`)\n\n"
+        f"With `--solo`, each script's item has its solo twin beside it (its row: `honest "
+        f"(solo)`), on every agent: {SOLO_BEHAVIOUR}. Expected: resolved (the solo rubric "
+        "judges coverage alone) with no subagent started, on the twin's own bill.\n"
+    )
     return "\n".join(parts)
 
 

@@ -72,6 +72,14 @@ from harness.errors import UsageError
     type=click.IntRange(0, 20),
     help="Run an item again when it ended as a provider error (as run --retries).",
 )
+@option(
+    "--solo",
+    is_flag=True,
+    help="Also run each script's solo twin (as run --solo): the same agent and model asked "
+    "to work alone, which the server plays as a solo parent whatever the script. Each twin's "
+    "row (e.g. 'honest (solo)') holds when it is resolved, started no subagent, and its "
+    "tokens and cost are what the server billed for the twin.",
+)
 @translate_errors
 def selftest_cmd(
     agents: tuple[str, ...],
@@ -83,6 +91,7 @@ def selftest_cmd(
     timeout: float,
     faults: str | None,
     retries: int,
+    solo: bool,
 ) -> None:
     """Run every scripted behaviour through the real agent and check the harness's verdicts.
 
@@ -119,6 +128,7 @@ def selftest_cmd(
             timeout_s=timeout,
             progress=Progress(),
             retries=retries,
+            solo=solo,
         )
     click.echo(render_table(outcome))
     sys.exit(0 if outcome.ok else 1)

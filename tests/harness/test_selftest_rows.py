@@ -72,3 +72,36 @@ def test_cost_must_be_the_price_of_what_the_server_billed(
 def test_an_errored_row_is_not_held_to_the_bill() -> None:
     row = SelftestRow("tiny", CASE, "error", (), "boom", 0, 0, "d", tokens=5, billed=9)
     assert row.tokens_ok and row.cost_ok
+
+
+TWIN = SelftestCase("wrong-answer", "unresolved", ("coverage",)).twin()
+
+
+@pytest.mark.parametrize(
+    ("status", "failing", "spawns", "ok"),
+    [
+        pytest.param("resolved", (), 0, True, id="resolved-alone"),
+        # Whatever its script, a twin is played as a solo parent: its own verdict never holds.
+        pytest.param("unresolved", ("coverage",), 0, False, id="the-script-s-verdict"),
+        pytest.param("resolved", (), 2, False, id="the-solo-arm-delegated"),
+    ],
+)
+def test_a_solo_twin_holds_resolved_with_no_subagent(
+    status: str, failing: tuple[str, ...], spawns: int, ok: bool
+) -> None:
+    row = SelftestRow(
+        "tiny", TWIN, status, failing, None, 1, 1, "d", cost_usd=0.0, spawns=spawns,  # type: ignore[arg-type]
+        agent="claude-code+solo",
+    )  # fmt: skip
+    assert row.ok is ok
+    verdict = row.verdict()
+    assert (verdict.script, verdict.expected) == ("wrong-answer (solo)", "resolved, no subagent")
+    if spawns:
+        assert verdict.why == ("verdict: expected resolved, no subagent, got resolved, "
+                               "2 subagents started",)  # fmt: skip
+
+
+def test_a_twin_s_case_ignores_its_script_s_edit_failures() -> None:
+    case = SelftestCase("helper-names", "unresolved", ("delegation",), edit_failing=("lanes",))
+    assert case.twin().on("edit").expected_failing == ()
+    assert case.on("edit").expected_failing == ("delegation", "lanes")

@@ -3,6 +3,7 @@ and says for each row whether it holds and, where not, what differs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,15 @@ def test_one_agent_on_one_fixture_says_both_once() -> None:
     assert lines[1].split() == ["script", "turns", "reqs", "tokens", "cost", "verdict"]
     assert lines[2].split()[:6] == ["ok", "honest", "124", "1375", "256,115", "$0.7683"]
     assert lines[2].split()[6:] == ["resolved"]
+
+
+def test_a_solo_twin_s_row_follows_its_item_s_named_as_the_twin() -> None:
+    honest = SCRIPTS_BY_API["anthropic-messages"]["honest"]
+    item = row("claude-code", "tiny", honest, faults=0, faults_served=0, attempts=1)
+    twin = replace(item, case=item.case.twin(), agent="claude-code+solo", turns=5)
+    delegated = replace(twin, spawns=3)
+    text = render_table(outcome([item, twin], ("claude-code",)))
+    lines = [line.split() for line in text.splitlines() if line[:2] in ("ok", "FA")]
+    assert [line[:3] for line in lines] == [["ok", "honest", "124"], ["ok", "honest", "(solo)"]]
+    text = render_table(outcome([item, delegated], ("claude-code",)))
+    assert "FAIL  honest (solo)" in text and "3 subagents started" in text, text
