@@ -156,8 +156,7 @@ class ParentRun:
 
     def _delegate(self) -> None:
         forged = self.b.plan == "forged-ledger"
-        busy_until = PROCESS_START + self.deadlines[1]
-        wave = plan_children(self.cfg.oracle, self.answers, max(0.0, busy_until - time.monotonic()))
+        wave = plan_children(self.cfg.oracle, self.answers, PROCESS_START + self.deadlines[1])
         self._spawn_wave(wave, forged)
         if forged:
             time.sleep(self.b.slow * SLOW_SHARES[1])  # nobody runs, but pretend to wait
@@ -182,8 +181,7 @@ class ParentRun:
     def _fan_in_later(self) -> int:
         """``early-exit-fanin``: spawn, end the first run at once, write once every reply is
         in. Returns the exit code."""
-        busy_until = PROCESS_START + self.deadlines[1]
-        wave = plan_children(self.cfg.oracle, self.answers, max(0.0, busy_until - time.monotonic()))
+        wave = plan_children(self.cfg.oracle, self.answers, PROCESS_START + self.deadlines[1])
         self._spawn_wave(wave, forged=False, until_started=True)
         self.conv.finish(f"Have 0/{len(wave)} replies; ending my turn now.")
         if not self.resident:
