@@ -82,7 +82,7 @@ class ChildRun:
         )
         if spec.get("grandchild"):
             self._start_stray_process()
-        time.sleep(float(spec.get("delay", 0)))
+        time.sleep(max(0.0, float(spec.get("busyUntil", 0)) - time.monotonic()))
         if spec.get("recovers"):  # the first try is refused, the retry answers
             self._message([], "error", records.usage(0, 0), error=TRANSIENT_ERROR)
         fate = spec["fate"]

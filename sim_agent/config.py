@@ -56,6 +56,8 @@ PLANS = (
     "wrong-lane",
     "half-done",
     "cheat-conftest",
+    # The solo twin (``run --solo``): one agent alone, no subagent.
+    "solo",
 )
 #: Modifiers that combine with a plan.
 FLAGS = (
@@ -67,6 +69,7 @@ FLAGS = (
     "recovers",
     "edit-bash",
     "old-daemon",
+    "solo-delegates",
 )
 #: What each behaviour does, for the docs' table (``python -m harness.cli.docs``) and help.
 #: "Edit:" says what it does on an edit fixture, where each child changes the repo too.
@@ -117,6 +120,11 @@ DESCRIPTIONS = {
     "cheat-conftest": "Edit only. Children change nothing; they plant a passing copy of "
     "each hidden check (at its path), conftest.py, sitecustomize.py, a fake pytest plugin "
     "and a pyproject.toml that loads it (plain Python cells), and reply the expected values.",
+    "solo": "The solo twin (`run --solo` plays it for every model): the parent reads every "
+    "shard itself, one after another (a cell each), then writes the artifact; it spawns "
+    "nobody (no ledger). With `slow=S` each shard takes as long as one child's work in the "
+    "honest swarm, so the swarm is (1 + shards) / 2 times faster. Edit: it makes each "
+    "shard's change itself after reading it, a cell per shard.",
     "wrong-answer": "The last shard's answer is wrong (Edit: its change is still made).",
     "hang": "The parent never ends after the replies arrived (only a signal stops it).",
     "crash": "The parent throws after spawning (with `no-spawn`: while reading) and exits 1.",
@@ -130,7 +138,11 @@ DESCRIPTIONS = {
     "`cheat-conftest`.",
     "old-daemon": "The resident supervisor (`--mode daemon`) greets as an older daemon: "
     "schema revision 17 and no `rlm_quiescence_barrier` capability.",
-    "slow=SECONDS": "The whole run takes about that long.",
+    "solo-delegates": "The solo twin ignores its instruction and delegates anyway, as "
+    "`honest` (so the solo arm is flagged); a swarm item it leaves as it is.",
+    "slow=SECONDS": "The honest swarm takes about that long (a quarter to start, half in "
+    "its children's work, a quarter to write); its solo twin takes (1 + shards) / 2 times "
+    "that.",
     "flaky=P": "Resolves with probability P (seeded by the item key and `--seed`); "
     "otherwise as `wrong-answer`.",
     "throttled=P": "Each attempt ends as a provider error with probability P (seeded by "
@@ -144,10 +156,20 @@ PARENT_EDITS = ("no-spawn", "forged-ledger", "self-answer", "parent-does-it")
 #: them (exit 1, like a thrown error) rather than quietly play honest under their name.
 EDIT_ONLY = ("parent-does-it", "clobber", "wrong-lane", "half-done", "cheat-conftest", "edit-bash")
 VALUED = ("slow", "flaky", "throttled")
-#: Plans that start no child process, so a child-side modifier cannot apply.
+#: Plans that start no child process, so a child-side modifier cannot apply (``solo`` too,
+#: unless ``solo-delegates`` makes it delegate).
 CHILDLESS_PLANS = ("no-spawn", "forged-ledger", "model-error", "provider-down")
 #: Plans in which no model request succeeds (the provider refuses every one).
 REFUSED_PLANS = ("model-error", "provider-down")
+#: Plans a solo twin keeps: they say what the model or its provider does, not how the agent
+#: organises its work, so they hold for the twin as for the swarm.
+TWIN_KEEPS = (*REFUSED_PLANS, "noop")
+#: Modifiers a solo twin drops unless it delegates anyway: it has no child to bend.
+CHILD_MODIFIERS = ("detached-grandchild",)
+#: ``slow=S``: the shares of S an honest swarm spends starting, in its children's work (side
+#: by side) and writing. The parent keeps to deadlines counted from its process's start, so
+#: the run takes about S however busy the machine (``slow_deadlines``).
+SLOW_SHARES = (0.25, 0.5, 0.25)
 #: With ``model-error`` no turn succeeds: only daemon and pacing modifiers make sense.
 MODEL_ERROR_MODIFIERS = frozenset({"stubborn-daemon", "slow"})
 
@@ -190,6 +212,7 @@ class Behaviours(_Value):
         "throttled",
         "edit_bash",
         "old_daemon",
+        "solo_delegates",
     )
     __slots__ = _fields
 
@@ -207,6 +230,7 @@ class Behaviours(_Value):
         throttled: float | None = None,
         edit_bash: bool = False,
         old_daemon: bool = False,
+        solo_delegates: bool = False,
     ) -> None:
         self.plan = plan
         self.wrong_answer = wrong_answer
@@ -225,6 +249,13 @@ class Behaviours(_Value):
         self.edit_bash = edit_bash
         #: The resident supervisor's hello says schema revision 17, without the barrier.
         self.old_daemon = old_daemon
+        #: The ``solo`` plan delegates anyway, as ``honest`` (no effect on other plans).
+        self.solo_delegates = solo_delegates
+
+    @property
+    def alone(self) -> bool:
+        """Whether the run is the solo twin working alone (``solo``, not delegating)."""
+        return self.plan == "solo" and not self.solo_delegates
 
 
 def parse_behaviours(spec: str) -> Behaviours:
@@ -262,13 +293,61 @@ def parse_behaviours(spec: str) -> Behaviours:
         raise SimUsageError(f"{plan!r} cannot be combined with {extra}")
     if plan == "noop" and modifiers:
         raise SimUsageError(f"'noop' does nothing, so it takes no {', '.join(sorted(modifiers))}")
-    if plan in CHILDLESS_PLANS and "detached-grandchild" in modifiers:
+    alone = plan == "solo" and "solo-delegates" not in modifiers
+    if (plan in CHILDLESS_PLANS or alone) and "detached-grandchild" in modifiers:
         raise SimUsageError(f"'detached-grandchild' needs a child process; {plan!r} starts none")
     if "edit-bash" in modifiers and plan in ("clobber", "cheat-conftest"):
         # clobber's race sits inside the skill's read-replace-write, which sed -i does not
         # let the sim pause in; cheat-conftest makes no edit at all.
         raise SimUsageError(f"'edit-bash' cannot be combined with {plan!r}")
     return Behaviours(plan=plan, **fields)  # type: ignore[arg-type]
+
+
+def twin_behaviours(spec: str) -> str:
+    """The behaviours of ``spec``'s solo twin: plan ``solo`` with the same modifiers.
+
+    Plans that describe the model or its provider (:data:`TWIN_KEEPS`) stay, and a modifier
+    that bends a child (:data:`CHILD_MODIFIERS`) goes unless ``solo-delegates`` keeps the
+    twin delegating. Validation is :func:`parse_behaviours`'s.
+    """
+    entries = _entries(spec)
+    if entries.get("plan") in TWIN_KEEPS:
+        return spec
+    entries["plan"] = "solo"
+    if "solo-delegates" not in entries:
+        for name in CHILD_MODIFIERS:
+            entries.pop(name, None)
+    return ",".join(entries.values())
+
+
+def slow_deadlines(shards: int, slow: float, alone: bool) -> tuple[float, ...]:
+    """When each step of a ``slow=S`` run ends, in seconds after its process started: the
+    start, then the shards' work, then the whole run (the artifact is written at once after).
+
+    The swarm's children work side by side, so their work is one step of ``S x 0.5``; the
+    solo twin (``alone``) reads the shards one after another, each in the time one child
+    takes on its shard: ``S x 0.25``, ``n`` steps of ``S x 0.5``, ``S x 0.25``.
+    """
+    start, child, write = (slow * share for share in SLOW_SHARES)
+    steps = [start]
+    for _ in range(shards if alone else 1):
+        steps.append(steps[-1] + child)
+    return (*steps, steps[-1] + write)
+
+
+def designed_speedup(shards: int, slow: float) -> float:
+    """The swarm's designed speedup over its solo twin under ``slow=S``: the twin's wall
+    time over the honest swarm's, ``(S/4 + n x S/2 + S/4) / S = (1 + n) / 2``.
+
+    Both arms' times are the sim's own (from its process's start); what the harness adds
+    around a launch (workspace, collection) is not designed, so compare with S large beside
+    it. Raises ``ValueError`` without ``slow``, whose runs' timing is not designed.
+    """
+    if shards < 1:
+        raise ValueError(f"a fixture has at least one shard, got {shards}")
+    if not slow > 0:
+        raise ValueError(f"the speedup is designed only under slow=S > 0, got {slow}")
+    return slow_deadlines(shards, slow, alone=True)[-1] / slow_deadlines(shards, slow, False)[-1]
 
 
 def _unknown_behaviour(name: str) -> str:

@@ -6,6 +6,9 @@ reply in the transcript, writes the artifact from the oracle and ends its turn. 
 name (``swarm.plan_children``), which children fail or stay silent and how the parent
 reacts (``REDO``), and when the parent stops (``crash``, ``hang``).
 
+The solo twin (plan ``solo``) spawns nobody: it reads the shards itself, one cell each, one
+after another, each in the time one child takes on its shard (``config.slow_deadlines``).
+
 ``early-exit-fanin`` is the one plan whose outcome depends on the drive: its parent ends
 its first run before any reply arrived. One-shot (``--mode json``) the CLI then tears the
 children down; in a resident session (``worker.py``) each reply wakes a follow-up run.
@@ -18,19 +21,15 @@ import time
 from typing import TYPE_CHECKING
 
 from sim_agent import daemon, edits, records
+from sim_agent.config import SLOW_SHARES, slow_deadlines
 from sim_agent.conversation import Conversation, EventStream
 from sim_agent.swarm import Swarm, plan_children, spawn_code, worker
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .config import Behaviours, Launch, Replacement
+    from .config import Behaviours, Launch, Shard
     from .swarm import Child
-
-#: ``slow=S`` spends these shares of S before spawning and inside the first children (which
-#: run concurrently); before writing the artifact the parent then waits until S seconds have
-#: passed since the process started, so the whole run takes about S, however busy the machine.
-SLOW_SHARES = (0.25, 0.5, 0.25)
 
 
 def _process_start() -> float:
@@ -112,6 +111,8 @@ class ParentRun:
         self._aggregate: dict[str, Any] | None = None
         #: The assistant entry whose tool call spawned the children being collected.
         self._spawn_entry: dict[str, Any] = {}
+        #: ``slow=S``: when each step ends, after this process started (``slow_deadlines``).
+        self.deadlines = slow_deadlines(len(cfg.oracle.shards), self.b.slow, self.b.alone)
 
     def run(self) -> int:
         self.conv.start(self.cfg.task)
@@ -123,10 +124,12 @@ class ParentRun:
             self._refused_try(OVERLOADED_MESSAGE, 1, 2)
         # Deadlines from process start, not fixed sleeps: a slow start on a busy machine is
         # absorbed instead of added, so the whole run still takes about S.
-        _sleep_until(PROCESS_START + self.b.slow * SLOW_SHARES[0])
+        _sleep_until(PROCESS_START + self.deadlines[0])
         if self.b.plan == "early-exit-fanin":
             return self._fan_in_later()
-        if self.b.plan == "no-spawn":
+        if self.b.alone:
+            self._work_alone()
+        elif self.b.plan == "no-spawn":
             self.conv.tool_turn(self._solo_code(), lambda _: self._solo_look())
             self._edit_all()
         else:
@@ -140,8 +143,7 @@ class ParentRun:
         if self.b.hang:
             while True:  # stuck after the replies arrived; only a signal ends this
                 time.sleep(3600)
-        if self.b.slow:
-            _sleep_until(PROCESS_START + self.b.slow)
+        _sleep_until(PROCESS_START + self.deadlines[-1])
         if self.cfg.oracle.throttled():
             # The children reported, but the request that would write the answer keeps
             # failing: the run gives up there (exit 0, as the real CLI does on model errors).
@@ -154,8 +156,7 @@ class ParentRun:
 
     def _delegate(self) -> None:
         forged = self.b.plan == "forged-ledger"
-        busy_until = PROCESS_START + self.b.slow * (SLOW_SHARES[0] + SLOW_SHARES[1])
-        wave = plan_children(self.cfg.oracle, self.answers, max(0.0, busy_until - time.monotonic()))
+        wave = plan_children(self.cfg.oracle, self.answers, PROCESS_START + self.deadlines[1])
         self._spawn_wave(wave, forged)
         if forged:
             time.sleep(self.b.slow * SLOW_SHARES[1])  # nobody runs, but pretend to wait
@@ -180,8 +181,7 @@ class ParentRun:
     def _fan_in_later(self) -> int:
         """``early-exit-fanin``: spawn, end the first run at once, write once every reply is
         in. Returns the exit code."""
-        busy_until = PROCESS_START + self.b.slow * (SLOW_SHARES[0] + SLOW_SHARES[1])
-        wave = plan_children(self.cfg.oracle, self.answers, max(0.0, busy_until - time.monotonic()))
+        wave = plan_children(self.cfg.oracle, self.answers, PROCESS_START + self.deadlines[1])
         self._spawn_wave(wave, forged=False, until_started=True)
         self.conv.finish(f"Have 0/{len(wave)} replies; ending my turn now.")
         if not self.resident:
@@ -202,8 +202,7 @@ class ParentRun:
         if self.b.hang:
             while True:  # stuck after the replies arrived; only a signal ends this
                 time.sleep(3600)
-        if self.b.slow:
-            _sleep_until(PROCESS_START + self.b.slow)
+        _sleep_until(PROCESS_START + self.deadlines[-1])
         self._write_artifact()
         self.conv.finish(f"All shard answers collected; wrote {self.cfg.oracle.artifact}.")
         return 0
@@ -335,19 +334,43 @@ class ParentRun:
             f"{s.file} {a}\n" for s, a in zip(self.cfg.oracle.shards, self.answers, strict=True)
         )
 
+    def _work_alone(self) -> None:
+        """``solo``: a cell per shard, one after another, each ending at its deadline (one
+        child's work); on an edit fixture the shard's change follows its reading."""
+        shards = self.cfg.oracle.shards
+        for k, (shard, answer) in enumerate(zip(shards, self.answers, strict=True), 1):
+            path = shard.file
+
+            def look(
+                _: dict[str, Any], path: str = path, answer: object = answer, k: int = k
+            ) -> str:
+                _sleep_until(PROCESS_START + self.deadlines[k])
+                if self.b.crash:
+                    raise SimCrash(f"kernel connection lost while reading {path}")
+                return f"{path} {answer}\n"
+
+            code = (
+                f"from pathlib import Path\nprint({path!r}, answer(Path({path!r}).read_text()))\n"
+            )
+            self.conv.tool_turn(code, look)
+            self._edit(shard)
+
     def _edit_all(self) -> None:
         """On an edit fixture, the parent makes every shard's change itself, a cell each."""
-        if not self.cfg.oracle.edits:
+        for shard in self.cfg.oracle.shards:
+            self._edit(shard)
+
+    def _edit(self, shard: Shard) -> None:
+        """On an edit fixture, the parent makes ``shard``'s change itself, in one cell."""
+        todo = list(shard.solution)
+        if not self.cfg.oracle.edits or not todo:
             return
         bash, cwd = self.b.edit_bash, self.cfg.cwd
-        for shard in self.cfg.oracle.shards:
-            todo = list(shard.solution)
 
-            def change(_: dict[str, Any], todo: list[Replacement] = todo) -> edits.Cell:
-                return edits.make_edits(cwd, todo, bash)
+        def change(_: dict[str, Any]) -> edits.Cell:
+            return edits.make_edits(cwd, todo, bash)
 
-            if todo:
-                self.conv.tool_turn(edits.edit_code(todo, bash), change)
+        self.conv.tool_turn(edits.edit_code(todo, bash), change)
 
     def _write_artifact(self) -> None:
         name = self.cfg.oracle.artifact

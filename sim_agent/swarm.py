@@ -38,7 +38,7 @@ class Child:
         message: str,
         fate: str,  # "reply" | "silent" | "fail"
         shard: int | None,
-        delay: float = 0.0,
+        busy_until: float = 0.0,
         grandchild: bool = False,
         hollow: bool = False,
     ) -> None:
@@ -47,7 +47,8 @@ class Child:
         self.message = message
         self.fate = fate
         self.shard = shard
-        self.delay = delay
+        #: ``slow``: when (``time.monotonic()``, system-wide on Linux) the child answers.
+        self.busy_until = busy_until
         self.grandchild = grandchild
         #: Write a session file holding only its header (``hollow-children``).
         self.hollow = hollow
@@ -71,10 +72,12 @@ class Child:
         return f"Child({self.name!r}, {self.child_id!r}, fate={self.fate!r})"
 
 
-def plan_children(oracle: Oracle, answers: list[int | str], delay: float) -> list[Child]:
+def plan_children(oracle: Oracle, answers: list[int | str], busy_until: float) -> list[Child]:
     """The first wave of children of a delegating plan, in spawn order.
 
-    Each child sleeps ``delay`` before answering (``slow``); the wave runs concurrently.
+    Each child waits until ``busy_until`` before answering (``slow``); the wave runs
+    concurrently. A deadline, not a delay: a child's own start-up (slower the more children
+    a loaded machine starts) is absorbed, so the swarm keeps the sim's designed timing.
     """
     b = oracle.behaviours
     children = [
@@ -111,7 +114,7 @@ def plan_children(oracle: Oracle, answers: list[int | str], delay: float) -> lis
     if oracle.edits:
         _bend_edits(oracle, children)
     for child in children:
-        child.delay = delay
+        child.busy_until = busy_until
     if b.detached_grandchild:
         children[0].grandchild = True
     return children
@@ -222,7 +225,7 @@ class Swarm:
             "depth": self.cfg.depth + 1,
             "fate": child.fate,
             "message": child.message,
-            "delay": child.delay,
+            "busyUntil": child.busy_until,
             "grandchild": child.grandchild,
             "hollow": child.hollow,
             "recovers": self.cfg.oracle.behaviours.recovers,

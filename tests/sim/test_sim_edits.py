@@ -248,6 +248,23 @@ def test_parent_does_it_edits_in_its_own_cells(edit_sim: SimLayout, way: str) ->
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("way", ["", ",edit-bash"], ids=["skill", "bash"])
+def test_solo_reads_each_ticket_then_makes_its_change(edit_sim: SimLayout, way: str) -> None:
+    _run(edit_sim, "solo" + way)
+    assert _repo(edit_sim) == _applied(*ALL)
+    assert not edit_sim.ledger_path().exists() and edit_sim.child_files() == []
+    codes = [c for c, _ in _cells(edit_sim.transcript())]
+    read = "from pathlib import Path\nprint({0!r}, answer(Path({0!r}).read_text()))\n"
+    assert codes[:-1] == [
+        code
+        for f in SOLUTIONS
+        for code in (read.format(f), edits.edit_code(SOLUTIONS[f], bool(way)))
+    ]  # a ticket read, its change made, then the next ticket
+    assert "write_text" in codes[-1]
+    assert _diffs(edit_sim.transcript()) == ([] if way else [_diff(edit_sim, r) for r in ALL])
+
+
+@pytest.mark.slow
 def test_clobber_loses_all_but_the_last_writers_shared_line(edit_sim: SimLayout) -> None:
     _run(edit_sim, "clobber")
     owned = [r for r in ALL if r.path != SHARED]

@@ -8,6 +8,8 @@ are behaviours, ``sim/BEHAVIOURS``, so one run compares behaviours as it would c
 models (``--model sim/honest --model sim/no-spawn``). ``--agent sim:BEHAVIOURS`` sets what
 every model's behaviours start from; a model's own behaviours win over them, and
 ``resident`` among them picks prime-agent's resident drive (``--agent sim:resident``).
+Its solo twin (``run --solo``) plays every model's behaviours with the ``solo`` plan
+(``sim_agent.config.twin_behaviours``): it reads every shard itself, one after another.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ import sim_agent
 from harness.agents.base import ItemPaths, ItemSpec, Launch, check_model_syntax
 from harness.agents.prime_agent import RESIDENT, PrimeAgentAdapter
 from harness.errors import UsageError
-from sim_agent.config import ORACLE_VAR, SimUsageError, merge_behaviours, parse_behaviours
+from sim_agent.config import (
+    ORACLE_VAR,
+    SimUsageError,
+    merge_behaviours,
+    parse_behaviours,
+    twin_behaviours,
+)
 
 SIM_SCRIPT = Path(sim_agent.__file__).resolve().parent / "agent.py"
 #: Models of the sim are behaviours: ``sim/<behaviours>``.
@@ -67,9 +75,12 @@ class SimAdapter(PrimeAgentAdapter):
         return (f"{SIM_PROVIDER}/{self.base_behaviours or DEFAULT_BEHAVIOURS}",)
 
     def behaviours_for(self, model: str) -> str:
-        """The behaviours one model's items run: the agent's, then the model's own."""
+        """The behaviours one model's items run: the agent's, then the model's own; the
+        solo twin's play them with the ``solo`` plan (``sim/honest,slow=2`` ->
+        ``solo,slow=2``)."""
         own = "" if model == LEGACY_MODEL else model.partition("/")[2]
-        return merge_behaviours(self.base_behaviours, own) or DEFAULT_BEHAVIOURS
+        spec = merge_behaviours(self.base_behaviours, own) or DEFAULT_BEHAVIOURS
+        return twin_behaviours(spec) if self.solo else spec
 
     def check_model(self, model: str) -> None:
         check_model_syntax(model)

@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.agents.base import ItemPaths, ItemSpec
 from harness.agents.sim import SimAdapter
 from scorers.types import Manifest, Replacement, Shard
-from sim_agent.config import ORACLE_VAR, load_oracle
+from sim_agent.config import ORACLE_VAR, load_oracle, parse_behaviours
 from sim_agent.config import Replacement as SimReplacement
 
 
@@ -60,3 +60,21 @@ def test_a_read_fixtures_oracle_is_as_before(tmp_path: Path) -> None:
     data = _prepare(tmp_path, manifest, model="sim/honest")
     assert data["kind"] == "read" and data["shared"] == []
     assert data["shards"] == [{"file": "a.txt", "worker": "worker-a", "expected": 3}]
+
+
+def test_the_solo_twin_plays_every_model_with_the_solo_plan(tmp_path: Path) -> None:
+    twin = SimAdapter("slow=2").solo_twin()
+    assert twin.label() == "sim:slow=2+solo"
+    assert parse_behaviours(twin.behaviours_for("sim/no-spawn,recovers")) == parse_behaviours(
+        "solo,slow=2,recovers"
+    )
+    assert SimAdapter("slow=2").behaviours_for("sim/no-spawn") == "slow=2,no-spawn"
+    manifest = Manifest("r", "combined-index.md", (Shard("a.txt", "worker-a", "q", 3),))
+    paths = ItemPaths(tmp_path, tmp_path / "repo", tmp_path / "home", tmp_path / "tmp")
+    for d in (paths.repo, paths.home, paths.tmp):
+        d.mkdir()
+    item = ItemSpec(
+        key="r:sim+solo:sim/honest:1", model="sim/honest", task_text="t", manifest=manifest
+    )
+    oracle = load_oracle(twin.prepare(paths, item, {}, "token").env[ORACLE_VAR], str(paths.repo))
+    assert oracle.behaviours.plan == "solo" and oracle.behaviours.alone
