@@ -145,7 +145,9 @@ def test_trials_auto_decides_against_a_baseline(baseline: Path) -> None:
 def test_an_interrupted_edit_run_resumes_only_what_is_missing(tmp_path: Path) -> None:
     """Ctrl-C mid-run, then ``--resume``: the finished items are kept as they were, the rest
     run, and every item's bundle holds its edits.json."""
-    first = start(tmp_path, "--fixture", SMOKE, "--agent", "sim:slow=1", "--trials", "3")
+    # slow=3: the next item needs 3 s, far more than the test takes to send the signal once
+    # the first is done, even on a loaded machine (at slow=1 a starved test saw all 3 done).
+    first = start(tmp_path, "--fixture", SMOKE, "--agent", "sim:slow=3", "--trials", "3")
     _wait_for_items(tmp_path / "runs", 1)
     first.send_signal(signal.SIGINT)
     code, report, err = finish(first)

@@ -187,8 +187,11 @@ def _receipt(event: dict[str, Any]) -> bool:
     ("behaviour", "cell_open"),
     [
         pytest.param("honest,hang", False, id="hang"),
-        # slow=4: the children reply ~2 s after they start; the parent is in its poll cell.
-        pytest.param("honest,slow=4", True, id="in-a-cell"),
+        # slow=10: the children reply at 7.5 s, some 5 s after the parent's poll cell
+        # starts: however slowly a loaded machine spawns them, the parent is still in that
+        # cell when the shutdown comes (at slow=4 the margin was under 2 s, and a loaded run
+        # once saw the replies in before the cell began).
+        pytest.param("honest,slow=10", True, id="in-a-cell"),
     ],
 )
 def test_shutdown_mid_run_ends_the_session_and_leaves_nothing(
