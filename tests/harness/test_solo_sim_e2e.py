@@ -131,3 +131,51 @@ def test_solo_delegates_leaves_spawns_and_is_left_out(tmp_path: Path) -> None:
     (row,) = [s for s in outcome.report.summary if s.swarm_vs_solo is not None]
     assert row.swarm_vs_solo is not None
     assert row.swarm_vs_solo.pairs == 0 and row.swarm_vs_solo.excluded["delegated"] == 1
+
+
+def test_the_speedups_interval_holds_the_designed_ratio_and_the_multipliers_are_the_counts(
+    tmp_path: Path,
+) -> None:
+    """Two 3-shard fixtures x 3 trials under ``slow=1``: the sim's designed speedup is
+    (1 + 3) / 2 = 2. Each item's wall time is its designed time plus what a launch adds
+    around it (a few hundredths of a second, measured here per item as wall minus design);
+    the paired interval of every row and of the suite holds the designed ratio once that
+    measured overhead is allowed for. The token multiplier is the counted tokens' ratio."""
+    slow, shards = 1.0, 3
+    config = RunConfig(
+        fixtures=(str(TINY), "smoke-orders"),
+        models=(f"sim/honest,slow={slow:g}",),
+        agents=(parse_agent("sim"),),
+        trials=3,
+        timeout_s=60.0,
+        runs_dir=tmp_path / "runs",
+        concurrency=4,
+        solo=True,
+    )
+    report = execute_run(config).report
+    design = {
+        "swarm": slow_deadlines(shards, slow, False)[-1],
+        "solo": slow_deadlines(shards, slow, True)[-1],
+    }
+    overhead = [i.facts.wall_time_s - design[i.arm] for i in report.items]
+    assert min(overhead) >= 0, "an item ended before its designed time"
+    worst = max(overhead)
+    # The ratio of means the designed times give, with each wall between its design and its
+    # design plus the largest overhead seen.
+    low, high = (
+        design["solo"] / (design["swarm"] + worst),
+        (design["solo"] + worst) / design["swarm"],
+    )
+    assert low <= designed_speedup(shards, slow) <= high
+    rows = [s.swarm_vs_solo for s in report.summary if s.swarm_vs_solo is not None]
+    suites = [o.swarm_vs_solo for o in report.overall if o.swarm_vs_solo is not None]
+    assert len(rows) == 2 and len(suites) == 1
+    for vs in (*rows, *suites):
+        assert vs.pairs == (3 if vs in rows else 6) and sum(vs.excluded.values()) == 0
+        ci = vs.speedup.ci
+        assert ci is not None and ci[0] <= high and ci[1] >= low, (ci, low, high)
+        assert vs.resolved_diff.value == 0.0
+    # The multiplier is the tokens counted: the swarm's sum over the twins'.
+    swarm = sum(i.score.tokens_used for i in report.items if i.arm == "swarm")
+    solo = sum(i.score.tokens_used for i in report.items if i.arm == "solo")
+    assert suites[0].tokens_ratio.value == pytest.approx(swarm / solo, rel=1e-12)
