@@ -145,7 +145,9 @@ def swarm_vs_solo(
             "delegated": sum(c.delegated for _, c in found),
             "unpaired": sum(c.unpaired for _, c in found),
         }
-        overall[(agent, model)] = judge_pairs(pairs, agent + SOLO_SUFFIX, excluded, by_fixture=True)
+        # One fixture: the suite is that fixture's trials, and its row's interval holds.
+        many = len({p.fixture for p in pairs}) > 1
+        overall[(agent, model)] = judge_pairs(pairs, agent + SOLO_SUFFIX, excluded, by_fixture=many)
     return rows, overall
 
 
