@@ -120,9 +120,9 @@ def format_when(stamp: str) -> str:
 
 
 def several_agents(report: RunReport) -> bool:
-    """Whether the run compared agents (``--agent`` given more than once): then every
-    fixture x model row names its agent."""
-    return len(report.options.agents) > 1
+    """Whether the run compared agents (``--agent`` given more than once) or ran solo twins
+    (``--solo``): then every fixture x model row names its agent (a twin's ``+solo``)."""
+    return len(report.options.agents) > 1 or report.options.solo
 
 
 def condition_label(agent: str, model: str, with_agent: bool = True) -> str:

@@ -202,10 +202,11 @@ def _banner(report: RunReport, run_dir: Path) -> str:
 def _agents_fact(report: RunReport) -> tuple[str, str]:
     """The header's ``agent``, or with several ``agents``: each label with its version."""
     o = report.options
-    if not several_agents(report):
-        return "agent", o.agent + (f" ({o.agent_version})" if o.agent_version else "")
+    twins = " (each with its solo twin, +solo)" if o.solo else ""
+    if len(o.agents) <= 1:
+        return "agent", o.agent + (f" ({o.agent_version})" if o.agent_version else "") + twins
     named = (a.agent + (f" ({a.version})" if a.version else "") for a in o.agents)
-    return "agents", ", ".join(named)
+    return "agents", ", ".join(named) + twins
 
 
 def _header(report: RunReport, run_dir: Path) -> str:
