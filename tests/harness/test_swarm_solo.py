@@ -73,3 +73,24 @@ def test_errored_delegating_and_unpaired_items_are_left_out_and_counted() -> Non
 def test_a_run_without_twins_has_no_pairing() -> None:
     rows, overall = swarm_vs_solo([make_item("fx", 1, True, agent="sim")])
     assert rows == {} and overall == {}
+
+
+def test_the_line_says_faster_the_tokens_and_the_gain_with_their_intervals() -> None:
+    from harness.model.summary import Estimate, SwarmVsSolo
+    from harness.model.text import solo_line
+
+    vs = SwarmVsSolo(
+        "sim+solo", 9, {"errored": 0, "delegated": 1, "unpaired": 0},
+        Estimate(3.14, (2.41, 3.87)), Estimate(2.7, (2.1, 3.3)), Estimate(None, None),
+        Estimate(0.12, (0.02, 0.22)),
+    )  # fmt: skip
+    assert solo_line(vs) == (
+        "the swarm: 3.1x faster [2.4, 3.9], 2.7x the tokens [2.1, 3.3], resolved +12 pp "
+        "[+2, +22] (9 pairs; left out: 1 delegated)"
+    )
+    slower = dataclasses.replace(
+        vs, speedup=Estimate(0.6, None), excluded={"errored": 0, "delegated": 0, "unpaired": 0}
+    )
+    assert solo_line(slower).startswith("the swarm: 0.6x as fast [no interval], ")
+    none = dataclasses.replace(vs, pairs=0)
+    assert solo_line(none) == "the swarm against sim+solo: no pair to compare (1 delegated)"
