@@ -103,8 +103,7 @@ class Criterion:
     #: One sentence for the rubric: what it checks.
     summary: str
     judge: Callable[[ScoringContext], Judgement]
-    #: Whether it judges a solo twin too (``run --solo``): only what one agent working
-    #: alone can pass or fail; the swarm's own criteria are not judged there.
+    #: Whether it judges a solo twin too (``run --solo``): what one agent alone can fail.
     solo: bool = False
 
 

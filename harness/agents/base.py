@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from harness.agents.env import resolve_binary
 from harness.errors import HarnessError, UsageError
 from harness.files import open_regular
-from harness.fixtures.task_text import solo_task
 from harness.model.item import SOLO_SUFFIX
 from scorers import Assessment, ItemScore, RunEvidence, assess_evidence
 from scorers.tree import EDITS_NAME, parse_tree
@@ -225,6 +224,8 @@ class AgentAdapter(ABC):
         """What the agent is asked on ``fixture``: its own task, or the solo twin's
         agent-neutral one (the same shards, questions and artifact; no subagent)."""
         if self.solo:
+            from harness.fixtures.task_text import solo_task  # re-scoring never needs it
+
             return solo_task(fixture.manifest, fixture.task_text)
         return self.task_text(fixture)
 

@@ -401,12 +401,21 @@ def upgrade_v11(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def upgrade_v12(data: Mapping[str, Any]) -> dict[str, Any]:
     """A version 12 report as version 13: a run without solo twins (``--solo``)."""
-    comparison = data.get("comparison")
-    if isinstance(comparison, dict):
-        comparison = {**comparison, "solo": [], "schema_version": 6}
+
+    def comparison(found: Any) -> Any:  # comparison schema 5 -> 6: no twins in either run
+        return {**found, "solo": [], "schema_version": 6} if isinstance(found, dict) else found
+
+    agents = data.get("agents")
+    if isinstance(agents, dict):
+        versus = [
+            {**v, "comparison": comparison(v.get("comparison"))} if isinstance(v, dict) else v
+            for v in agents.get("versus") or []
+        ]
+        agents = {**agents, "versus": versus}
     return {
         **data,
-        "comparison": comparison,
+        "comparison": comparison(data.get("comparison")),
+        "agents": agents,
         "options": {**(data.get("options") or {}), "solo": False},
         "summary": [{**s, "swarm_vs_solo": None} for s in data.get("summary") or []],
         "overall": [{**o, "swarm_vs_solo": None} for o in data.get("overall") or []],

@@ -42,7 +42,7 @@ def test_run_json_prints_exactly_the_report(tmp_path: Path) -> None:
     validate_report(report)
     run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())
     assert report == json.loads((run_dir / "report.json").read_text())
-    assert report["resolved"] is True and report["schema_version"] == REPORT_SCHEMA_VERSION == 12
+    assert report["resolved"] is True and report["schema_version"] == REPORT_SCHEMA_VERSION == 13
     assert "resolved" in proc.stderr  # progress went to stderr
 
 
