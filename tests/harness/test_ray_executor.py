@@ -199,6 +199,28 @@ def test_items_the_provider_failed_are_retried_on_the_cluster(
     )
 
 
+def test_solo_twins_run_on_the_cluster_and_pair_with_their_items(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """``--solo`` on Ray: each twin is an item a node runs like any other, and the report
+    pairs it with its swarm item."""
+    code, report, err = finish(
+        harness(cluster, tmp_path, "--fixture", TINY, "--agent", "sim", "--solo", "--trials", "2",
+                "--concurrency", "2", "--ray-resource", "sim-worker")
+    )  # fmt: skip
+    assert code == 0, err
+    agents = sorted(i["agent"] for i in report["items"])
+    assert agents == ["sim", "sim", "sim+solo", "sim+solo"]
+    assert all(i["status"] == "resolved" for i in report["items"])
+    (run,) = [d for d in (tmp_path / "runs").iterdir() if d.is_dir()]
+    for item in report["items"]:
+        meta = json.loads((run / "items" / item["item_dir"] / "item.json").read_text())
+        assert meta["executor"]["name"] == "ray"
+        assert meta["arm"] == ("solo" if item["agent"] == "sim+solo" else "swarm")
+    (overall,) = [o for o in report["overall"] if o["swarm_vs_solo"] is not None]
+    assert overall["swarm_vs_solo"]["pairs"] == 2
+
+
 def test_trials_auto_runs_its_sequences_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
     """``--trials auto`` hands out trials as results come back from the nodes."""
     code, report, err = finish(
