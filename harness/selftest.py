@@ -293,18 +293,13 @@ def cases_for(agent: AgentAdapter, edit: bool = False) -> list[SelftestCase]:
     edit-only ones only when ``edit`` (every fixture of the selftest is an edit fixture:
     one run plays every script on every fixture). Each item is judged as its fixture's kind
     asks (:meth:`SelftestCase.on`)."""
-    cases = [
-        SelftestCase(
-            s.name,
-            s.under(agent.drive)[0],
-            s.under(agent.drive)[1],
-            s.may_fail,
-            s.edit_only,
-            s.edit_failing,
-        )
-        for s in scripts_for(agent).values()
-        if s.selftest
-    ]
+    cases = []
+    for s in scripts_for(agent).values():
+        if s.selftest:
+            status, failing = s.under(agent.drive)
+            cases.append(
+                SelftestCase(s.name, status, failing, s.may_fail, s.edit_only, s.edit_failing)
+            )
     return [c for c in cases if edit or not c.edit_only]
 
 

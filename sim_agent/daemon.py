@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from sim_agent import jsonio, launch
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 PROTOCOL = {"name": "prime-agent.daemon", "version": 7}
@@ -78,6 +78,38 @@ def run_daemon(argv: list[str]) -> int:
         print("usage: --sim-daemon --daemon-socket PATH [--stubborn]", file=sys.stderr)
         return 1
     return Daemon(os.path.abspath(argv[1]), stubborn="--stubborn" in argv[2:]).serve()
+
+
+def hello_frame(
+    socket_path: str,
+    generation: str,
+    owner_token: str,
+    client_id: str,
+    schema_id: str,
+    revision: int,
+    capabilities: Iterable[str],
+) -> dict[str, Any]:
+    """The ``daemon_hello`` a supervisor greets each client with (the real one's keys)."""
+    return {
+        "type": "daemon_hello",
+        "socketPath": socket_path,
+        "protocol": PROTOCOL,
+        "schemaId": schema_id,
+        "schemaRevision": revision,
+        "appVersion": "sim",
+        "runtime": {
+            "buildId": "sim",
+            "executablePath": sys.executable,
+            "entrypointPath": launch.AGENT_SCRIPT,
+        },
+        "supervisorGeneration": generation,
+        "supervisorOwnerToken": owner_token,
+        "supervisorPid": os.getpid(),
+        "supervisorProcessStartId": f"proc:{os.getpid()}",
+        "supervisorSocketPath": socket_path,
+        "clientId": client_id,
+        "serverCapabilities": list(capabilities),
+    }
 
 
 def error_response(command_id: Any, message: str, command: str | None = None) -> dict[str, Any]:
@@ -151,26 +183,15 @@ class Daemon:
             _thread.start_new_thread(self._client, (conn,))
 
     def hello(self) -> dict[str, Any]:
-        return {
-            "type": "daemon_hello",
-            "socketPath": self.socket_path,
-            "protocol": PROTOCOL,
-            "schemaId": "protocol-7-sim",
-            "schemaRevision": 22,
-            "appVersion": "sim",
-            "runtime": {
-                "buildId": "sim",
-                "executablePath": sys.executable,
-                "entrypointPath": launch.AGENT_SCRIPT,
-            },
-            "supervisorGeneration": self.generation,
-            "supervisorOwnerToken": self.owner_token,
-            "supervisorPid": os.getpid(),
-            "supervisorProcessStartId": f"proc:{os.getpid()}",
-            "supervisorSocketPath": self.socket_path,
-            "clientId": os.urandom(6).hex(),  # what secrets.token_hex(6) returns
-            "serverCapabilities": list(CAPABILITIES),
-        }
+        return hello_frame(
+            self.socket_path,
+            self.generation,
+            self.owner_token,
+            os.urandom(6).hex(),  # what secrets.token_hex(6) returns
+            "protocol-7-sim",
+            22,
+            CAPABILITIES,
+        )
 
     def _client(self, conn: socket.socket) -> None:
         shutdown = False

@@ -26,7 +26,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from sim_agent import config, jsonio, launch, records, snapshots
-from sim_agent.daemon import PROTOCOL, error_response
+from sim_agent.daemon import PROTOCOL, error_response, hello_frame
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterator
@@ -260,26 +260,11 @@ class Supervisor:
     def hello(self, client: Client) -> dict[str, Any]:
         capabilities = [c for c in CAPABILITIES if not (self.old and c == BARRIER)]
         revision = OLD_SCHEMA_REVISION if self.old else SCHEMA_REVISION
-        return {
-            "type": "daemon_hello",
-            "socketPath": self.socket_path,
-            "protocol": PROTOCOL,
-            "schemaId": f"protocol-7-schema-{revision}-sim",
-            "schemaRevision": revision,
-            "appVersion": "sim",
-            "runtime": {
-                "buildId": "sim",
-                "executablePath": sys.executable,
-                "entrypointPath": launch.AGENT_SCRIPT,
-            },
-            "supervisorGeneration": self.generation,
-            "supervisorOwnerToken": self.owner_token,
-            "supervisorPid": os.getpid(),
-            "supervisorProcessStartId": f"proc:{os.getpid()}",
-            "supervisorSocketPath": self.socket_path,
-            "clientId": client.id,
-            "serverCapabilities": capabilities,
-        }
+        schema_id = f"protocol-7-schema-{revision}-sim"
+        return hello_frame(
+            self.socket_path, self.generation, self.owner_token, client.id, schema_id, revision,
+            capabilities,
+        )  # fmt: skip
 
     def _serve_client(self, conn: socket.socket) -> None:
         client = Client(conn, os.urandom(6).hex())

@@ -101,7 +101,7 @@ def compare_cmd(
         cost_threshold,
         shared_only,
     )
-    result = with_solo(result, base.items, cand.items)
+    result = with_solo(result, base.overall, cand.overall)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif as_markdown:

@@ -15,7 +15,7 @@ from harness.model.comparison import (
 )
 from harness.model.item import ItemResult
 from harness.model.report import RunOptions, RunReport, load_report
-from harness.model.summary import SequentialCell
+from harness.model.summary import ModelOverall, SequentialCell
 from harness.stats.agents import agents_comparison
 from harness.stats.compare import compare, failed_comparison, with_sequential
 from harness.stats.provider import provider_health
@@ -71,7 +71,15 @@ def build_report(
         comparison=(
             None
             if baseline is None
-            else safe_compare(baseline, items, threshold, cost_threshold, sequential, shared_only)
+            else safe_compare(
+                baseline,
+                items,
+                threshold,
+                cost_threshold,
+                sequential,
+                shared_only,
+                overall_rows,
+            )
         ),
         not_started=tuple(not_started),
         agents=agents_comparison(
@@ -91,9 +99,11 @@ def safe_compare(
     cost_threshold: float = DEFAULT_COST_THRESHOLD,
     sequential: Mapping[tuple[str, str, str], SequentialCell] | None = None,
     shared_only: bool = False,
+    candidate_overall: Sequence[ModelOverall] = (),
 ) -> Comparison:
     """Compare against ``baseline`` (with ``sequential``: the gate reads the cells'
-    anytime-valid verdicts); any failure becomes a comparison that fails the gate,
+    anytime-valid verdicts; ``candidate_overall``: the run's own overall rows, whose swarm
+    against its twin the comparison sets beside the baseline's); any failure becomes a comparison that fails the gate,
     so a broken baseline never costs the run its report."""
     try:
         report = load_report(baseline)
@@ -106,7 +116,7 @@ def safe_compare(
             cost_threshold,
             shared_only,
         )
-        result = with_solo(result, report.items, items)
+        result = with_solo(result, report.overall, candidate_overall)
         return result if sequential is None else with_sequential(result, sequential)
     except Exception as exc:  # the report must be written whatever went wrong
         return failed_comparison(str(baseline), threshold, f"{type(exc).__name__}: {exc}")

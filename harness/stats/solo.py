@@ -122,6 +122,17 @@ def _cluster_index(clusters: Sequence[Hashable] | None, n: int) -> np.ndarray:
     return np.array([order.setdefault(c, len(order)) for c in labels], dtype=int)
 
 
+def _units(
+    n: int, m: int, clusters: Sequence[Hashable] | None, first: str, second: str
+) -> tuple[np.ndarray, int]:
+    """Each pair's unit index and the number of units, once the two arms are checked to
+    pair up (``first``/``second`` name them in the error)."""
+    if m != n:
+        raise ValueError(f"{n} {first} but {m} {second}: they must be pairs")
+    unit = _cluster_index(clusters, n)
+    return unit, int(unit.max()) + 1 if n else 0
+
+
 def _bools(values: Sequence[bool], what: str) -> list[bool]:
     out = []
     for v in values:
@@ -177,10 +188,7 @@ def paired_ratio(
     check_confidence(confidence)
     xs, ys = checked_costs(numerator, "numerator"), checked_costs(denominator, "denominator")
     n = len(xs)
-    if len(ys) != n:
-        raise ValueError(f"{n} numerators but {len(ys)} denominators: they must be pairs")
-    unit = _cluster_index(clusters, n)
-    g = int(unit.max()) + 1 if n else 0
+    unit, g = _units(n, len(ys), clusters, "numerators", "denominators")
 
     def entry(value: float | None, ci: Interval | None, reason: str | None) -> PairedEstimate:
         return PairedEstimate(value, ci, n, g, confidence, RATIO_METHOD, reason)
@@ -270,10 +278,7 @@ def paired_rate_diff(
     check_confidence(confidence)
     xa, xb = _bools(a, "a"), _bools(b, "b")
     n = len(xa)
-    if len(xb) != n:
-        raise ValueError(f"{n} outcomes in a but {len(xb)} in b: they must be pairs")
-    unit = _cluster_index(clusters, n)
-    g = int(unit.max()) + 1 if n else 0
+    unit, g = _units(n, len(xb), clusters, "outcomes in a", "in b")
     method = DIFF_METHOD if clusters is None else CLUSTERED_DIFF_METHOD
     if n == 0:
         return PairedEstimate(None, None, 0, 0, confidence, method, "no pairs")

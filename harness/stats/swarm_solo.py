@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from harness.model.comparison import Comparison, SoloShift
 from harness.model.item import SOLO_SUFFIX, ItemResult
-from harness.model.summary import Estimate, SwarmVsSolo
+from harness.model.summary import Estimate, ModelOverall, SwarmVsSolo
 from harness.stats.solo import PairedEstimate, paired_rate_diff, paired_ratio
 
 #: (fixture, agent, model) of a summary row; (agent, model) of an overall row.
@@ -158,11 +158,12 @@ def swarm_only(items: Iterable[ItemResult]) -> tuple[ItemResult, ...]:
 
 
 def with_solo(
-    comparison: Comparison, baseline: Iterable[ItemResult], candidate: Iterable[ItemResult]
+    comparison: Comparison, baseline: Iterable[ModelOverall], candidate: Iterable[ModelOverall]
 ) -> Comparison:
-    """``comparison`` with each agent x model's swarm against its twin in both runs."""
-    _, before = swarm_vs_solo(baseline)
-    _, after = swarm_vs_solo(candidate)
+    """``comparison`` with each agent x model's swarm against its twin in both runs, as
+    each run's overall rows already hold it."""
+    before = {(o.agent, o.model): o.swarm_vs_solo for o in baseline if o.swarm_vs_solo}
+    after = {(o.agent, o.model): o.swarm_vs_solo for o in candidate if o.swarm_vs_solo}
     shifts = tuple(
         SoloShift(agent, model, before.get((agent, model)), after.get((agent, model)))
         for agent, model in sorted(set(before) | set(after))

@@ -17,11 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
+from test_leftovers import _processes_of
 
-from harness.agents.env import ITEM_TOKEN_VAR
-from harness.item.leftovers import parse_token
 from harness.model.report import load_report
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("resident")]
@@ -43,19 +41,6 @@ def _harness(tmp_path: Path, *args: str, timeout: float = 240) -> subprocess.Com
 
 def _run_dir(runs: Path) -> Path:
     return next(d for d in sorted(runs.iterdir()) if d.is_dir() and not d.is_symlink())
-
-
-def _processes_of(owner_pid: int) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            token = proc.environ().get(ITEM_TOKEN_VAR)
-        except psutil.Error:
-            continue
-        parsed = parse_token(token) if token else None
-        if parsed and parsed[1].pid == owner_pid:
-            found.append(proc)
-    return found
 
 
 def _items(run: Path) -> dict[str, tuple[dict, dict]]:

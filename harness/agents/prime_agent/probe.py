@@ -10,13 +10,11 @@ agent home, reads its hello, shuts it down and ends whatever is left.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from typing import Any
 import psutil
 
 from harness.agents.prime_agent.daemon import shutdown_daemon
-from harness.agents.prime_agent.resident import gate
+from harness.agents.prime_agent.resident import DriveError, connect, gate
 
 #: The variable that marks every process of a probe, so that all of them are ended.
 MARK_VAR = "SWARM_HARNESS_PROBE_MARK"
@@ -69,7 +67,7 @@ def read_hello(prefix: list[str], timeout_s: float = HELLO_TIMEOUT_S) -> tuple[A
                 )
         except OSError as exc:
             return None, f"the daemon could not start: {exc}"
-        hello, why = _greeting(sock_path, proc, timeout_s)
+        hello, why = _greeting(str(sock_path), proc, timeout_s)
         shutdown_daemon(sock_path, wait_for_socket_s=0.0)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=EXIT_WAIT_S)
@@ -102,25 +100,15 @@ def _end_marked(token: str) -> None:
 
 
 def _greeting(
-    sock_path: Path, proc: subprocess.Popen[bytes], timeout_s: float
+    sock_path: str, proc: subprocess.Popen[bytes], timeout_s: float
 ) -> tuple[Any, str | None]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return None, f"`--mode daemon` exited with code {proc.returncode} before it greeted"
-        if sock_path.exists():
-            try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-                    conn.settimeout(5.0)
-                    conn.connect(str(sock_path))
-                    line = conn.makefile("rb").readline(1 << 20)
-                hello = json.loads(line)
-            except (OSError, ValueError):
-                hello = None
-            if isinstance(hello, dict) and hello.get("type") == "daemon_hello":
-                return hello, None
-        time.sleep(0.1)
-    return None, f"no daemon hello within {timeout_s:g} s"
+    """The hello the drive's own connect reads, or why there is none."""
+    try:
+        conn, hello = connect(sock_path, proc, threading.Event(), timeout_s)
+    except DriveError as exc:
+        return None, str(exc)
+    conn.close()
+    return hello, None
 
 
 def resident_check(prefix: list[str]) -> tuple[bool, str]:

@@ -412,10 +412,13 @@ class Drive:
 
 
 def connect(
-    sock_path: str, supervisor: subprocess.Popen[bytes], stop: threading.Event
+    sock_path: str,
+    supervisor: subprocess.Popen[bytes],
+    stop: threading.Event,
+    timeout_s: float = START_TIMEOUT_S,
 ) -> tuple[socket.socket, dict[str, Any]]:
     """Wait for the supervisor's socket and its hello (DriveError: it never came up)."""
-    deadline = time.monotonic() + START_TIMEOUT_S
+    deadline = time.monotonic() + timeout_s
     while True:
         if stop.is_set():
             raise Stopped
@@ -424,9 +427,7 @@ def connect(
                 f"the supervisor exited with code {supervisor.returncode} before it greeted"
             )
         if time.monotonic() > deadline:
-            raise DriveError(
-                f"the supervisor did not greet on {sock_path} within {START_TIMEOUT_S:g} s"
-            )
+            raise DriveError(f"the supervisor did not greet on {sock_path} within {timeout_s:g} s")
         if os.path.exists(sock_path):
             conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -440,6 +441,7 @@ def connect(
                 hello = None
             if isinstance(hello, dict) and hello.get("type") == "daemon_hello":
                 return conn, hello
+            conn.close()
         time.sleep(POLL_S)
 
 
