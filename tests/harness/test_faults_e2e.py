@@ -167,10 +167,18 @@ def test_a_provider_outage_stops_the_run_with_exit_3_and_says_how_to_resume(tmp_
     md = (run_dir / "report.md").read_text()
     assert "provider: " in md and "lost to the provider" in md
     # The resume goes on where it stopped (the provider is still down: it stops again).
+    first = {i["key"]: i["attempts"] for i in data["items"]}
     again = harness(tmp_path, "run", "--resume", str(run_dir), "--retry-backoff", "0")
     assert again.returncode == EXIT_INFRA
-    resumed = load_report(run_dir)
-    assert max(i.attempts for i in resumed.items) >= 3  # the earlier attempts counted on
+    resumed = {i.key: i.attempts for i in load_report(run_dir).items}
+    # The earlier attempts are counted on, never started again at 1: the first items the
+    # resume runs again are the first run's. (Which of them get how many more attempts
+    # before the breaker trips again depends on whether a retry or the next item takes
+    # the freed slot first; asserting a total of 3 on one item raced that.)
+    # (An item the breaker stopped before it ran again is listed as not started.)
+    both = first.keys() & resumed.keys()
+    assert all(resumed[key] >= first[key] for key in both)
+    assert any(resumed[key] > first[key] for key in both)
 
 
 def test_a_dead_endpoint_with_retries_on_stops_new_items_and_pending_retries(
