@@ -172,3 +172,12 @@ def opencode_bin() -> Path:
 def codex_bin() -> Path:
     """The real Codex client's native executable (see :func:`_pinned_client`)."""
     return _pinned_client("CODEX_BIN", "Codex", "harness.agents.codex.install")
+
+
+# ------------------------------------------------------------------ the real Gemini CLI
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The real Gemini CLI (see :func:`_pinned_client`)."""
+    return _pinned_client("GEMINI_BIN", "Gemini CLI", "harness.agents.gemini.install")

@@ -58,6 +58,12 @@ REGISTRY: dict[str, AgentEntry] = {
         "multi-agent protocol",
         install_var="CODEX_BIN",
     ),
+    "gemini": AgentEntry(
+        "harness.agents.gemini:GeminiAdapter",
+        "Google's Gemini CLI, headless (`agents install gemini` gets the pinned one); its "
+        "provider is the Gemini API at GOOGLE_GEMINI_BASE_URL",
+        install_var="GEMINI_BIN",
+    ),
     "sim": AgentEntry(
         "harness.agents.sim:SimAdapter",
         "the built-in simulated prime-agent, no model needed; sim:BEHAVIOURS (honest, "

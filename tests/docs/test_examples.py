@@ -21,7 +21,7 @@ from tests.docs.examples import (
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-REAL_BINS = ("CLAUDE_CODE_BIN", "OPENCODE_BIN", "CODEX_BIN")
+REAL_BINS = ("CLAUDE_CODE_BIN", "OPENCODE_BIN", "CODEX_BIN", "GEMINI_BIN")
 
 
 def _pages_with_examples() -> list[object]:
