@@ -25,6 +25,10 @@ own, "model never reached"). A run that ended on an endpoint nobody can reach is
 provider's too (:data:`scorers.faults.FATAL`: no retry gets past it), and its error
 quotes the client's own words for it.
 
+A run whose records show requests answered by a model it was not asked for (a client that
+switches models when the provider refuses the one asked for) is the provider's too, resolved
+or not: it is not that model's run, and must not be scored as one.
+
 Stops a comparison from reporting a regression that is the provider's, not the agent's.
 """
 
@@ -144,14 +148,20 @@ def judge_provider(evidence: RunEvidence, score: ItemScore, manifest: Manifest) 
     child's from its own transcript) and whether the provider beat the agent."""
     parent = parent_usage(evidence.stream, evidence.session).tally
     faults = [*parent.faults, *(f for c in evidence.child_sessions for f in c.faults)]
+    switched = (
+        f"provider: the client switched models mid-run ({', '.join(evidence.off_model)} "
+        "answered too): this is not a run of the model asked for"
+        if evidence.off_model
+        else None
+    )
     if not faults:
-        return NO_FAULTS
+        return ProviderFaults(gave_up=switched) if switched else NO_FAULTS
     waits = [f.retry_after_s for f in faults if f.retry_after_s is not None]
     return ProviderFaults(
         failed_requests=len(faults),
         by_kind=dict(sorted(Counter(f.kind for f in faults).items())),
         evidence=tuple(faults[:MAX_EVIDENCE]),
-        gave_up=provider_gave_up(evidence, score, manifest, parent),
+        gave_up=switched or provider_gave_up(evidence, score, manifest, parent),
         retry_after_s=max(waits) if waits else None,
     )
 

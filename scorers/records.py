@@ -13,11 +13,9 @@ from scorers.edit_records import FileChange, FileWrite, ShardChecks, TreeEvidenc
 from scorers.faults import ProviderFault
 from scorers.tokens import NO_TOKENS, ReportedUsage, TokenUsage, UsageTally
 
-#: A path as the scorer compares it: its non-empty parts (split on both ``/`` and ``\\``)
-#: joined by ``/``, so ``/a//b``, ``\\a\\b`` and ``a/b/`` are all ``a/b``. Paths are never
-#: canonicalised beyond that (resolving links is the collector's job). A string rather
-#: than a tuple of parts: the ledger parser builds one per distinct path, and the common case
-#: (``/a/b``, one separator kind, no doubled slashes) then costs only a strip.
+#: A path as the scorer compares it: its non-empty parts (split on ``/`` and ``\\``) joined
+#: by ``/`` (``/a//b``, ``\\a\\b``, ``a/b/`` are all ``a/b``), never canonicalised further
+#: (links are the collector's); a string, so the common ``/a/b`` costs only a strip.
 NormPath = str
 
 #: A path's tail as separate parts, e.g. ``(<root id>, <child id>, <file name>)``.
@@ -51,9 +49,8 @@ def last_part(path: NormPath) -> str:
 
 
 # ---------------------------------------------------------------------------- spawn ledger
-#
-# Ledger events are NamedTuples, not frozen dataclasses: a ledger holds up to 100,000, and
-# a frozen dataclass cost about 3x as much to build (1.9 vs 0.6 us; 0.13 s per capped ledger).
+# Ledger events are NamedTuples: a ledger holds up to 100,000, and a frozen dataclass cost
+# about 3x as much to build (1.9 vs 0.6 us; 0.13 s per capped ledger).
 
 
 class SpawnEvent(NamedTuple):
@@ -137,9 +134,8 @@ class ChildNotice(NamedTuple):
 class ReceiptIndex:
     """Evidence in the parent's transcript that children were heard from.
 
-    ``reply_session_ids``: session ids of children that sent the parent a message as its
-    child. ``notice_child_ids``: ledger child ids the runtime reported as finished without
-    a reply, cancelled or failed.
+    ``reply_session_ids``: session ids of children that messaged the parent as its child;
+    ``notice_child_ids``: ledger child ids reported finished without a reply, cancelled or failed.
     """
 
     reply_session_ids: frozenset[str] = frozenset()
@@ -264,6 +260,10 @@ class RunEvidence:
     #: Edit fixtures: every file change the threads' own records show; the final tree.
     writes: tuple[FileWrite, ...] = ()
     tree: TreeEvidence | None = None
+    #: Tokens per model as the records name each request's model (empty: they do not), and
+    #: the models among them the run was not asked for (a client that switched models).
+    usage_by_model: tuple[tuple[str, TokenUsage], ...] = ()
+    off_model: tuple[str, ...] = ()
 
     def depth1_spawns(self) -> tuple[SpawnEvent, ...]:
         """Every spawn the parent made directly (depth 1, under one of its own paths), in

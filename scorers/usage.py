@@ -122,6 +122,7 @@ def summarize_usage(evidence: RunEvidence, parent: ParentUsage) -> UsageSummary:
         cost += session.child_cost_usd
     return UsageSummary(
         total=total,
+        by_model=dict(evidence.usage_by_model),
         parent=parent.tally.usage,
         children=children,
         complete=not gaps_list,

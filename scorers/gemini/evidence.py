@@ -185,6 +185,8 @@ def run_evidence(run: GeminiRun) -> RunEvidence:
         child_session_dirs=len(run.children),
         child_malformed_lines=sum(c.malformed for c in run.children.values()),
         writes=tuple(writes),
+        usage_by_model=run.by_model(),
+        off_model=run.other_models(),
     )
 
 

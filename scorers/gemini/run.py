@@ -75,8 +75,9 @@ class GeminiRun:
         return usage_by_model([*threads, *self.children.values()])
 
     def other_models(self) -> tuple[str, ...]:
-        """Models that answered requests of this run other than the one it asked for."""
-        return tuple(m for m, _u in self.by_model() if m != self.model)
+        """Models that answered requests of this run other than the one it asked for (none
+        when the inputs do not say which it asked for)."""
+        return tuple(m for m, _u in self.by_model() if self.model and m != self.model)
 
 
 def _parent(chats: Mapping[str, Chat], hint: str | None) -> tuple[str, Chat] | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from gm_runs import chat_files, child_file, copy_run, edit_lines, inputs_of, manifest, parent_file
 
+from scorers import assess_evidence
 from scorers.gemini import gemini_evidence, heard, parse_chat, parse_stdout, read_run, score_gemini
 from scorers.gemini.chat import ToolCall
 from scorers.gemini.invoke import worker_of
@@ -177,6 +178,21 @@ def test_a_model_switch_mid_run_shows_a_second_model(tmp_path: Path) -> None:
     evidence = gemini_evidence(inputs_of(run))
     assert evidence.session is not None
     assert total == (evidence.session.usage.usage + evidence.session.child_usage).total
+    # Asked for scripted-honest, partly answered by another model: the run is the
+    # provider's (an error, kept out of every rate), resolved or not, and its usage is
+    # split per model so each is priced at its own price.
+    asked = gemini_evidence(inputs_of(run, "scripted-honest"))
+    assessed = assess_evidence(asked, manifest(2))
+    assert assessed.score.resolved and asked.off_model == ("gemini-2.5-flash-lite",)
+    gave_up = assessed.faults.gave_up or ""
+    assert gave_up.startswith("provider: the client switched models mid-run")
+    assert "gemini-2.5-flash-lite" in gave_up
+    assert dict(assessed.score.usage.by_model) == dict(parsed.by_model())
+    # The same records with the switch undone: nothing to say.
+    edit_lines(child_file(run, "w2"), lambda line: {**line, "model": "scripted-honest"}
+               if line.get("type") == "gemini" else line)  # fmt: skip
+    assert assess_evidence(gemini_evidence(inputs_of(run, "scripted-honest")), manifest(2)
+                           ).faults.gave_up is None  # fmt: skip
 
 
 def call(output: str | None = None, error: str | None = None, prompt: str = "") -> ToolCall:
