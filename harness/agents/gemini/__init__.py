@@ -39,7 +39,7 @@ from harness.agents.gemini.launch import (
     write_home,
 )
 from harness.agents.gemini.task import gemini_task
-from harness.errors import AgentLaunchError, UsageError
+from harness.errors import AgentLaunchError
 from scorers import RunEvidence
 from scorers.types import Manifest
 
@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 #: (``streamGenerateContent``), played with Gemini CLI's tools (``invoke_agent``,
 #: ``read_file``, ``write_file``, ``replace``, a subagent's ``complete_task``).
 MODEL_API = "gemini-api:gemini"
-#: The model provider ``--model`` names for this agent (``google/<id>``).
-PROVIDER = "google"
 
 
 class GeminiAdapter(AgentAdapter):
@@ -74,15 +72,6 @@ class GeminiAdapter(AgentAdapter):
         from harness.agents.gemini.install import install
 
         return install(target, log)
-
-    def check_model(self, model: str) -> None:
-        super().check_model(model)
-        provider = model.partition("/")[0]
-        if provider != PROVIDER:
-            raise UsageError(
-                f"--model {model}: Gemini CLI speaks the Gemini API only: give "
-                f"{PROVIDER}/<model id> (e.g. {PROVIDER}/gemini-2.5-flash)"
-            )
 
     def client_model(self, model: str) -> str:
         """The client takes a bare model id: ``google/gemini-2.5-flash`` runs ``-m
