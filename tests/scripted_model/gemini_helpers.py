@@ -56,8 +56,8 @@ GEMINI_TASK = (
    naming its worker (for example "Worker: {first_worker}") followed by this task, with its
    own file and question filled in:
        Read the file shards/<file> and answer this question exactly, computing it from the
-       whole file: <question> Do not start subagents. End by calling complete_task with one
-       line of the form ANSWER::<file>::<{value}>
+       whole file: <question> Do not start subagents. End with one line of the form
+       ANSWER::<file>::<{value}>, given as the result of your complete_task call.
    You may call invoke_agent for all {count} shards in one answer.
 
 2. Never start two subagents for the same shard and never use other worker names.
