@@ -74,11 +74,12 @@ GEMINI_TASK = (
 )
 
 
-def manifest(fixture: str) -> Manifest:
+def manifest(fixture: str | Path) -> Manifest:
     return Manifest.from_dict(json.loads((FIXTURES / fixture / "fixture.json").read_text()))
 
 
-def parent_prompt(fixture: str, solo: bool = False) -> str:
+def parent_prompt(fixture: str | Path, solo: bool = False) -> str:
+    """The parent's prompt for a fixture (a name under fixtures/, or a directory)."""
     m = manifest(fixture)
     task_text = (FIXTURES / fixture / "task.txt").read_text()
     if solo:
@@ -144,6 +145,10 @@ class Run:
     home: Path
     seconds: float
 
+    def messages(self) -> list[dict[str, Any]]:
+        """Every ``gemini`` message of every chat file (parent and subagents)."""
+        return [r for recs in self.chats().values() for r in recs if r.get("type") == "gemini"]
+
     def chats(self) -> dict[str, list[dict[str, Any]]]:
         """Chat file (relative path) -> its records, the last of each id kept."""
         found: dict[str, list[dict[str, Any]]] = {}
@@ -161,12 +166,14 @@ class Run:
         return found
 
 
-def run_client(base: Path, fixture: str, model: str, port: int, solo: bool = False) -> Run:
+def run_client(base: Path, fixture: str | Path, model: str, port: int, solo: bool = False) -> Run:
     """Run the real client in a fresh repo of ``fixture`` against ``127.0.0.1:port``."""
     m = manifest(fixture)
     repo, home = base / "repo", base / "home"
     shutil.copytree(
-        FIXTURES / fixture, repo, ignore=shutil.ignore_patterns("fixture.json", "task.txt")
+        FIXTURES / fixture,
+        repo,
+        ignore=shutil.ignore_patterns("fixture.json", "task.txt", "checks"),
     )
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"]):
         subprocess.run(cmd, cwd=repo, check=True)
