@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from scripted_model.codex_edits import comment_line
@@ -112,7 +112,7 @@ def trespass_args(cwd: str | None, path: str, text: str) -> dict[str, Any] | Non
     return None
 
 
-def pending(edits: Sequence[Edit], tried: Sequence[dict[str, Any]]) -> list[Edit]:
+def pending(edits: Sequence[Edit], tried: Sequence[Mapping[str, Any]]) -> list[Edit]:
     """The replacements of ``edits`` the thread has not asked for yet (``tried``: the
     arguments of its earlier ``replace`` calls). Each is asked for once: under the lock
     its old text is there unless the thread's own earlier call made it."""

@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scripted_model.codex_edits import comment_line
 from scripted_model.conversation import CHILD_JOB_RE, ShardJob, is_solo
 from scripted_model.gemini_conversation import GeminiConversation, Job
-from scripted_model.codex_edits import comment_line
 from scripted_model.gemini_edits import absolute, pending, replace_args, trespass_args
 from scripted_model.messages_conversation import ANSWER_RE
 from scripted_model.oracle import Edit, Oracle, shard_key
@@ -172,10 +172,10 @@ def _parent_turn(
     invoked = conv.calls_of("invoke_agent")
     if (script.parent_edits or not script.spawn) and not invoked:
         edits = [e for j in jobs for e in oracle.solution(j.file) or ()]
-        todo = pending(edits, [c.args for c in conv.calls_of("replace")])
-        if todo:
-            calls = tuple(Call("replace", replace_args(conv.cwd, e)) for e in todo)
-            return Reply("Making every ticket's change.", calls, locks=True)
+        left = pending(edits, [c.args for c in conv.calls_of("replace")])
+        if left:
+            changes = tuple(Call("replace", replace_args(conv.cwd, e)) for e in left)
+            return Reply("Making every ticket's change.", changes, locks=True)
     if not script.spawn:
         own = {j.file: str(oracle.answer(j.file)) for j in jobs}
         return Reply("I answer the questions myself.", (_write(target, jobs, own),))
@@ -271,7 +271,9 @@ def _trespass(conv: GeminiConversation, file: str, oracle: Oracle) -> Reply | No
         return None
     reads = conv.calls_of("read_file")
     outputs = conv.outputs_of("read_file")
-    text = next((o for c, o in zip(reads, outputs) if c.args.get("file_path") == path), None)
+    text = next(
+        (o for c, o in zip(reads, outputs, strict=False) if c.args.get("file_path") == path), None
+    )
     if text is None:
         return Reply("Reading a file I change.", (Call("read_file", {"file_path": path}),), True)
     args = trespass_args(conv.cwd, owned[0], text)

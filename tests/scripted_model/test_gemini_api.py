@@ -119,7 +119,7 @@ def test_parent_fans_out_one_invoke_agent_per_shard(server: ScriptedModelServer)
     assert last["modelVersion"] == "scripted-honest"
     calls = _calls(events)
     assert [n for n, _ in calls] == ["invoke_agent"] * 3
-    for (name, args), (file, worker, _) in zip(calls, SHARDS, strict=True):
+    for (_name, args), (file, worker, _) in zip(calls, SHARDS, strict=True):
         assert args["agent_name"] == "shard-worker"
         first, _, rest = args["prompt"].partition("\n")
         assert first == f"Worker: {worker}"
@@ -331,7 +331,7 @@ def test_no_spawn_and_the_solo_parent_answer_without_children(
 
 def test_an_edit_child_replaces_its_change_under_the_lock(server: ScriptedModelServer) -> None:
     _, events = _post(server, "scripted-honest", body(user(_task(TINY_EDIT))))
-    prompt = [a["prompt"] for n, a in _calls(events) if n == "invoke_agent"][0]
+    prompt = next(a["prompt"] for n, a in _calls(events) if n == "invoke_agent")
     assert "replace" in prompt
     read = model_calls(("read_file", {"file_path": f"{CWD}/shards/double.md"}))
     payload = body(user(prompt), read, results(("read_file", "ticket")), child=True)
@@ -358,7 +358,7 @@ def test_edit_wrong_lane_reads_then_notes_the_next_shards_file(
     server: ScriptedModelServer,
 ) -> None:
     _, events = _post(server, "scripted-edit-wrong-lane", body(user(_task(TINY_EDIT))))
-    prompt = [a["prompt"] for n, a in _calls(events) if n == "invoke_agent"][0]
+    prompt = next(a["prompt"] for n, a in _calls(events) if n == "invoke_agent")
     contents = [
         user(prompt),
         model_calls(("read_file", {"file_path": f"{CWD}/shards/double.md"})),
