@@ -22,10 +22,25 @@ Faults (:mod:`scripted_model.faults`) are served with Google's error body,
 ``INTERNAL``, 503 ``UNAVAILABLE`` (and 529 as ``UNAVAILABLE``); a cut stream is the 200
 headers, one partial ``data:`` event, then the connection closes short of its length.
 
-What Gemini CLI 0.61.0 does with each (run by hand against this server, an honest
-2-shard item of csv-metrics, a fault on every request of the parent):
+What Gemini CLI 0.61.0 does with each (run by hand against this server with an API key,
+``-m scripted-honest``, ``-o stream-json``, tiny's 3 shards, a fault on every request of
+the parent unless said otherwise):
 
-FAULT-FINDINGS-PLACEHOLDER
+| fault | tries | waits between them | exit code | records and output |
+|---|---|---|---|---|
+| 429 ``RESOURCE_EXHAUSTED``, ``retryDelay`` 1s | 10 | 5.9, 10.3, 21.7, 34.7, 35.5, 35.4, 35.2, 32.1, 34.3 s (about 245 s in all): its own backoff, the stated delay ignored | 173 (429 mod 256) | stderr ``Attempt N failed: <message>`` / ``Suggested retry after 1s.. Retrying after 5315ms...``, then ``Attempt 10 failed ... Max attempts reached``; stdout's last event ``result {status: error, error.message: "[API Error: ..."}``; the chat holds the user turn only; ``$TMPDIR/gemini-client-error-Turn.run-sendMessageStream-<time>.json`` |
+| 500 ``INTERNAL`` | 10 | 6.7, 10.3, 15.2, 39.0, 28.2, 24.2, 28.1, 23.9, 26.5 s (about 200 s) | 244 | as the 429 (``Attempt N failed with status 500. Retrying with backoff...``) |
+| 503 ``UNAVAILABLE`` | 10 | 6.7, 9.3, 16.0, 35.7, 32.9, 29.8, 35.4, 26.8, 22.8 s (about 215 s) | 247 | as the 500 |
+| 429 three times, then answers | 4 | 5.5, 10.2, 22.2 s | 0 | the run goes on and resolves; the retries leave no trace in the chat records (stderr only) |
+| cut stream (parent) | 1: no retry | — | 1 | stdout streams the partial text (``message`` ``"Work"``), then ``result`` ``status: error``, ``[API Error: terminated]``; stderr ``TypeError: terminated`` / ``SocketError: other side closed``; an error report in ``$TMPDIR`` |
+| cut stream (one child's first request) | 1: no retry | — | 0 | the parent gets ``Subagent 'shard-worker' failed. Error: terminated`` and writes the other shards |
+
+Every try of every fault asked for the model the run named (``scripted-honest``): with an
+API key 0.61.0 never switched to another model, not after ten 429s either. The server
+counts every request under the model id of its path all the same
+(``requests_served(model=...)``, the request log's ``model``), so a run that ever asks
+another model shows it. A 400 (``child-fails``) is not retried: one request, and the parent
+gets ``Subagent '...' failed. Error: {...INVALID_ARGUMENT...}``; the run exits 0.
 """
 
 from __future__ import annotations
