@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import scripted_model.gemini_api as gemini_api
 import scripted_model.messages_api as messages_api
 import scripted_model.responses_api as responses_api
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
@@ -27,6 +28,8 @@ from scripted_model.codex_scripts import Reply as CodexReply
 from scripted_model.codex_scripts import describe as codex_describe
 from scripted_model.conversation import Arm, Conversation, arm_of
 from scripted_model.faults import FaultPlan, FaultRule, Request, conversation_key
+from scripted_model.gemini_edits import EditLocks
+from scripted_model.gemini_scripts import GEMINI_SCRIPTS
 from scripted_model.opencode_scripts import OPENCODE_SCRIPTS
 from scripted_model.oracle import Oracle
 from scripted_model.responses_api import RESPONSES_PATH
@@ -51,11 +54,13 @@ OPENCODE_MESSAGES_API = "anthropic-messages:opencode"
 CLAUDE_MESSAGES_API = "anthropic-messages"
 COMPLETIONS_API = "openai-completions"
 CODEX_RESPONSES_API = "openai-responses:codex"
+GEMINI_API = "gemini-api:gemini"
 SCRIPTS_BY_API: dict[str, dict[str, Any]] = {
     COMPLETIONS_API: dict(SCRIPTS),
     CLAUDE_MESSAGES_API: dict(CLAUDE_SCRIPTS),
     OPENCODE_MESSAGES_API: dict(OPENCODE_SCRIPTS),
     CODEX_RESPONSES_API: dict(CODEX_SCRIPTS),
+    GEMINI_API: dict(GEMINI_SCRIPTS),
 }
 #: Each API as the selftest guide names it: the endpoint and the client's tools it scripts.
 API_DESCRIPTIONS: dict[str, str] = {
@@ -68,6 +73,9 @@ API_DESCRIPTIONS: dict[str, str] = {
     CODEX_RESPONSES_API: "OpenAI Responses (`/v1/responses`), Codex's `spawn_agent`, "
     "`wait_agent`, `exec_command` and `apply_patch` (the scripted models get it from a model "
     "catalog the selftest names, as OpenAI's models get it from Codex's own)",
+    GEMINI_API: "Gemini API (`/v1beta/models/<model>:streamGenerateContent`), Gemini CLI's "
+    "`invoke_agent`, `read_file`, `write_file`, `complete_task` (and `replace` on an edit "
+    "fixture)",
 }
 #: The APIs answered on ``/v1/messages``, and their scripts.
 MESSAGES_SCRIPTS: dict[str, messages_api.MessagesScripts] = {
@@ -176,6 +184,8 @@ class ScriptedModelServer:
         self.scripts = dict(scripts or SCRIPTS)
         self.claude_scripts = dict(claude_scripts or CLAUDE_SCRIPTS)
         self.codex_scripts = dict(CODEX_SCRIPTS)
+        self.gemini_scripts = dict(GEMINI_SCRIPTS)
+        self.gemini_locks = EditLocks()
         self.model_api = model_api
         self._lock = threading.Lock()
         #: (API, model, fixture, arm) -> requests answered. The arm (:func:`arm_of`) tells an
@@ -543,6 +553,9 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             # is taken for the next request's line (a 414 to the client's next call; seen with
             # Claude Code under load, a subagent's request failing "API Error: 414").
             raw = self.rfile.read(length)
+            if gemini_api.is_gemini_path(self.path):
+                gemini_api.serve(self, server, raw)
+                return
             if route not in (COMPLETIONS_PATH, messages_api.MESSAGES_PATH, RESPONSES_PATH):
                 self._error(404, f"no route {self.path}", "not_found")
                 return
