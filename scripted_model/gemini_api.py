@@ -3,7 +3,8 @@ turn of Gemini CLI) answered as SSE, and ``:generateContent`` (the client's own 
 calls: a router, an edit fixer) answered with one JSON ``GenerateContentResponse``.
 
 Stateless like the other sides: a request's ``contents`` are the whole thread. The model id
-in the URL path selects the script (``scripted-<script>``); an unknown ``scripted-`` id is
+in the URL path selects the script (``scripted-<script>``, or the bare script name, as the
+selftest's ``scripted/<script>`` reaches the client); an unknown ``scripted-`` id is
 a 404 ``NOT_FOUND``, as the real API answers; any other id (the client's own utility
 models, ``gemini-3-flash-preview``, ``gemini-3.5-flash-lite``, ...) is answered harmlessly
 and counted under that id, so a run that ever asks another model than its own shows it in
@@ -135,9 +136,9 @@ def plan_answer(
     if not isinstance(body, dict) or not isinstance(body.get("contents"), list):
         raise GeminiError(400, "request body is not a GenerateContentRequest")
     conv = GeminiConversation.from_request(body)
-    if not model.startswith(SCRIPTED_PREFIX):
-        return conv, internal_reply(conv)
     script = script_for(scripts, model)
+    if script is None and not model.startswith(SCRIPTED_PREFIX):
+        return conv, internal_reply(conv)  # the client's own utility model
     if script is None:
         raise GeminiError(404, f"models/{model} is not found for API version v1beta")
     return conv, next_gemini_action(script, conv, oracle)
