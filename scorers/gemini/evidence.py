@@ -171,7 +171,7 @@ def run_evidence(run: GeminiRun) -> RunEvidence:
                 frozenset(n.child_id for n in notices),
             ),
             child_usage=sum((s.usage for s in sessions), NO_TOKENS),
-            usage=chat_tally(parent, "parent", error, final),
+            usage=chat_tally(parent, "parent", error, final, run.retried),
             malformed_lines=parent.malformed + run.broken,
             replies=tuple(replies),
             notices=tuple(notices),

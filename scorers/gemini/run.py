@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import IO, TypeVar
 
 from scorers.artifact import parse_artifact
+from scorers.faults import ProviderFault
 from scorers.gemini.chat import MAIN, Chat, Message, ToolCall, parse_chat
 from scorers.gemini.invoke import INVOKE_TOOL
+from scorers.gemini.log import parse_log
 from scorers.gemini.stream import StdoutParse, parse_stdout
 from scorers.gemini.tally import usage_by_model
 from scorers.gemini.types import GeminiInputs
@@ -56,6 +58,8 @@ class GeminiRun:
     model: str = ""
     broken: int = 0
     chats: Mapping[str, Chat] = field(default_factory=dict)
+    #: The attempts the client's log says it retried (no thread named).
+    retried: tuple[ProviderFault, ...] = ()
 
     @property
     def session_id(self) -> str | None:
@@ -91,6 +95,7 @@ def _parent(chats: Mapping[str, Chat], hint: str | None) -> tuple[str, Chat] | N
 def read_run(inputs: GeminiInputs) -> GeminiRun:
     """Parse every file of one run (missing ones stay ``None``)."""
     stdout = _read(inputs.stdout, parse_stdout)
+    retried = _read(inputs.log, parse_log) or ()
     answers = _read(inputs.artifact, parse_artifact)
     chats: dict[str, Chat] = {}
     for rel, opener in inputs.chats:
@@ -101,7 +106,7 @@ def read_run(inputs: GeminiInputs) -> GeminiRun:
     broken = sum(c.malformed for rel, c in chats.items() if "/" not in rel and not c.meta)
     if found is None:
         return GeminiRun(
-            None, None, {}, stdout, answers, inputs.workers, inputs.model, broken, chats
+            None, None, {}, stdout, answers, inputs.workers, inputs.model, broken, chats, retried
         )
     rel, parent = found
     sid = str(parent.session_id)
@@ -111,7 +116,7 @@ def read_run(inputs: GeminiInputs) -> GeminiRun:
         if r.count("/") == 1 and r.split("/")[0] == sid and r.endswith(".jsonl")
     }
     return GeminiRun(
-        parent, rel, children, stdout, answers, inputs.workers, inputs.model, broken, chats
+        parent, rel, children, stdout, answers, inputs.workers, inputs.model, broken, chats, retried
     )
 
 

@@ -62,12 +62,17 @@ def chat_faults(chat: Chat, session: str) -> list[ProviderFault]:
 
 
 def chat_tally(
-    chat: Chat | None, session: str, error: str | None = None, final: ProviderFault | None = None
+    chat: Chat | None,
+    session: str,
+    error: str | None = None,
+    final: ProviderFault | None = None,
+    logged: tuple[ProviderFault, ...] = (),
 ) -> UsageTally:
     """One thread's tally; ``error`` is the failure it ended on as whoever waited for it was
     told (None: it did not end on one), ``final`` that failure as a provider fault (None:
-    it quotes no API error)."""
-    faults = chat_faults(chat, session) if chat is not None else []
+    it quotes no API error); ``logged`` are retried attempts the client's log holds, filed
+    first (the parent's tally carries the run's: the log names no thread)."""
+    faults = [*logged, *(chat_faults(chat, session) if chat is not None else [])]
     if final is not None:
         faults.append(final)
     ended = bool(faults) and not faults[-1].retried

@@ -1,8 +1,11 @@
-"""Every Gemini script played by the real Gemini CLI (``GEMINI_BIN``, 0.61.0) against the
-scripted server, offline: what the client did (its artifact, the subagents it ran and what
-their ``invoke_agent`` calls returned, the files changed) and that the tokens its chat
-records hold are the server's bill. The rubric's verdicts are the scorer's tests; these
-check that the client does what each script's verdict assumes. Skipped without the client.
+"""The Gemini scripts whose verdict rests on what the real Gemini CLI (``GEMINI_BIN``, 0.61.0)
+does, played by it against the scripted server offline, without the harness: what the
+client did (its artifact, the subagents it ran and what their ``invoke_agent`` calls
+returned, the files changed) and that the tokens its chat records hold are the server's
+bill. Every script's verdict through the harness is the selftest's (tests/harness/agents/
+test_selftest_real.py and its edit and solo twins); these pin the client's side of the
+three that depend on it most: a subagent that never calls ``complete_task``, one whose
+request fails, and a child changing a file of another shard's. Skipped without the client.
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ from gemini_helpers import GEMINI_BIN, Run, run_client
 from scripted_model import Oracle, ScriptedModelServer
 from scripted_model.server import GEMINI_API
 
-pytestmark = pytest.mark.skipif(not GEMINI_BIN, reason="GEMINI_BIN names no Gemini CLI")
+pytestmark = [
+    pytest.mark.real_agent,
+    pytest.mark.skipif(not GEMINI_BIN, reason="GEMINI_BIN names no Gemini CLI"),
+]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fixtures"
 TINY = DATA / "tiny"
 TINY_EDIT = DATA / "tiny-edit"
 ALL = "- shard-a.txt: 3\n- shard-b.txt: 5\n- shard-c.txt: 6\n"
-GOAL = "Termination Reason: GOAL"
 
 
 def _play(tmp_path: Path, fixture: Path, script: str, solo: bool = False) -> tuple[Run, Any]:
@@ -68,12 +73,6 @@ def _artifact(run: Run) -> str:
 @pytest.mark.parametrize(
     ("script", "artifact", "children"),
     [
-        pytest.param("honest", ALL, 3, id="honest"),
-        pytest.param("no-spawn", ALL, 0, id="no-spawn"),
-        pytest.param("helper-names", ALL, 3, id="helper-names"),
-        pytest.param("wrong-answer", ALL.replace(": 3", ": 4"), 3, id="wrong-answer"),
-        pytest.param("double-spawn", ALL, 4, id="double-spawn"),
-        pytest.param("sequential", ALL, 3, id="sequential"),
         pytest.param("silent-child", ALL.split("\n", 1)[1], 3, id="silent-child"),
         # The failing child's first request fails: the client makes its file all the same.
         pytest.param("child-fails", ALL.split("\n", 1)[1], 3, id="child-fails"),
@@ -86,36 +85,12 @@ def test_script_on_a_read_fixture(
     assert _artifact(run) == artifact
     assert _children(run) == children
     _tokens_are_the_bill(run, bill)
-    invokes = _invokes(run)
-    if script == "helper-names":
-        assert [w for w, _ in invokes] == [
-            "Worker: helper-1",
-            "Worker: helper-2",
-            "Worker: helper-3",
-        ]
-    elif children:
-        assert invokes[0][0] == "Worker: worker-shard-a"
-    first = invokes[0][1] if invokes else ""
+    ((worker, heard), *_) = _invokes(run)
+    assert worker == "Worker: worker-shard-a"
     if script == "silent-child":
-        assert "Termination Reason: ERROR_NO_COMPLETE_TASK_CALL" in first
-    elif script == "child-fails":
-        assert first.startswith("Subagent 'shard-worker' failed. Error:")
-    elif children:
-        assert GOAL in first
-    if script == "sequential":
-        spawning = [
-            m
-            for m in run.messages()
-            if any(c.get("name") == "invoke_agent" for c in m.get("toolCalls") or [])
-        ]
-        assert len(spawning) == 3
-
-
-def test_the_solo_twin(tmp_path: Path) -> None:
-    run, bill = _play(tmp_path, TINY, "honest", solo=True)
-    assert _artifact(run) == ALL
-    assert _children(run) == 0
-    _tokens_are_the_bill(run, bill)
+        assert "Termination Reason: ERROR_NO_COMPLETE_TASK_CALL" in heard
+    else:
+        assert heard.startswith("Subagent 'shard-worker' failed. Error:")
 
 
 def _changed(run: Run) -> set[str]:
@@ -125,16 +100,7 @@ def _changed(run: Run) -> set[str]:
     return {line[3:] for line in out.splitlines()}
 
 
-@pytest.mark.parametrize(
-    ("script", "solo"),
-    [
-        pytest.param("honest", False, id="honest"),
-        pytest.param("no-spawn", False, id="no-spawn"),
-        pytest.param("edit-parent", False, id="edit-parent"),
-        pytest.param("edit-wrong-lane", False, id="edit-wrong-lane"),
-        pytest.param("honest", True, id="solo"),
-    ],
-)
+@pytest.mark.parametrize(("script", "solo"), [pytest.param("edit-wrong-lane", False)])
 def test_script_on_an_edit_fixture(tmp_path: Path, script: str, solo: bool) -> None:
     run, bill = _play(tmp_path, TINY_EDIT, script, solo)
     assert _artifact(run) == "- double.md: 42\n- square.md: 169\n"

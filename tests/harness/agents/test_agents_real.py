@@ -1,8 +1,8 @@
-"""Several real agents in one run, against one scripted model server: Claude Code, opencode
-and Codex (and the simulated agent: four agents) on the same fixture and model, side by
-side in one report, the server playing each by its route and User-Agent. Pins the verdicts,
+"""Several real agents in one run, against one scripted model server: Claude Code, opencode,
+Codex and Gemini CLI (and the simulated agent: five agents) on the same fixture and model,
+side by side in one report, the server playing each by its route and User-Agent. Pins the verdicts,
 tokens and cost against what the server billed each client, that nothing lands in the
-caller's HOME or TMPDIR and that nothing is left running; and ``selftest`` with the three
+caller's HOME or TMPDIR and that nothing is left running; and ``selftest`` with the four
 real agents in one run.
 """
 
@@ -22,6 +22,7 @@ from scripted_model import Oracle, ScriptedModelServer
 from scripted_model.server import (
     CLAUDE_MESSAGES_API,
     CODEX_RESPONSES_API,
+    GEMINI_API,
     OPENCODE_MESSAGES_API,
     PRICES_PER_MTOK,
 )
@@ -38,6 +39,7 @@ APIS = {
     "claude-code": CLAUDE_MESSAGES_API,
     "opencode": OPENCODE_MESSAGES_API,
     "codex": CODEX_RESPONSES_API,
+    "gemini": GEMINI_API,
 }
 
 
@@ -48,6 +50,8 @@ def _endpoints(base_url: str) -> dict[str, str]:
         "ANTHROPIC_API_KEY": "scripted-no-key",
         "OPENAI_BASE_URL": base_url,
         "OPENAI_API_KEY": "scripted-no-key",
+        "GOOGLE_GEMINI_BASE_URL": base_url.removesuffix("/v1"),
+        "GEMINI_API_KEY": "scripted-no-key",
     }
 
 
@@ -63,6 +67,7 @@ def side_by_side(
     claude_code_bin: Path,
     opencode_bin: Path,
     codex_bin: Path,
+    gemini_bin: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict:
     base = tmp_path_factory.mktemp("agents-side-by-side")
@@ -74,8 +79,10 @@ def side_by_side(
         done = subprocess.run(
             [sys.executable, "-m", "harness", "run",
              "--agent", "claude-code", "--agent", "opencode", "--agent", "codex",
-             "--agent", "sim", "--agent-bin", f"claude-code={claude_code_bin}",
+             "--agent", "gemini", "--agent", "sim",
+             "--agent-bin", f"claude-code={claude_code_bin}",
              "--agent-bin", f"opencode={opencode_bin}", "--agent-bin", f"codex={codex_bin}",
+             "--agent-bin", f"gemini={gemini_bin}",
              "--model", "scripted/honest", "--fixture", str(FIXTURE), "--trials", "2",
              "--concurrency", "3", "--prices", str(prices), "--runs-dir", str(runs)],
             cwd=REPO,
@@ -103,21 +110,24 @@ def test_one_report_puts_the_agents_side_by_side(side_by_side: dict) -> None:
         ("claude-code", ("scripted/honest",)),
         ("opencode", ("scripted/honest",)),
         ("codex", ("scripted/honest",)),
+        ("gemini", ("scripted/honest",)),
         ("sim", ("sim/honest",)),
     ]
-    assert all(a.version for a in report.options.agents[:3])  # what each binary said
+    assert all(a.version for a in report.options.agents[:4])  # what each binary said
     assert sorted((i.agent, i.model, i.status) for i in report.items) == sorted(
         [(a, "scripted/honest", "resolved") for a in APIS for _ in range(2)]
         + [("sim", "sim/honest", "resolved")] * 2
     )
     side = report.agents
-    assert side is not None and side.agents == ("claude-code", "opencode", "codex", "sim")
+    assert side is not None
+    assert side.agents == ("claude-code", "opencode", "codex", "gemini", "sim")
     assert [(s.agent, s.n, s.resolved) for s in side.standings] == [
-        ("claude-code", 2, 2), ("opencode", 2, 2), ("codex", 2, 2), ("sim", 2, 2),
+        ("claude-code", 2, 2), ("opencode", 2, 2), ("codex", 2, 2), ("gemini", 2, 2),
+        ("sim", 2, 2),
     ]  # fmt: skip
-    assert [v.agent for v in side.versus] == ["opencode", "codex", "sim"]
+    assert [v.agent for v in side.versus] == ["opencode", "codex", "gemini", "sim"]
     # The real agents ran the same model: compared fixture by fixture on it.
-    for versus in side.versus[:2]:
+    for versus in side.versus[:3]:
         (cell,) = versus.comparison.fixtures
         assert (cell.fixture, cell.model, cell.delta) == ("tiny", "scripted/honest", 0.0)
     assert "agents side by side (reference claude-code):" in done.stdout
@@ -145,15 +155,16 @@ def test_nothing_lands_in_home_or_tmpdir_and_nothing_is_left_running(side_by_sid
     assert side_by_side["leftovers"] == []
 
 
-def test_selftest_checks_the_three_real_agents_in_one_run(
-    claude_code_bin: Path, opencode_bin: Path, codex_bin: Path, tmp_path: Path
+def test_selftest_checks_the_four_real_agents_in_one_run(
+    claude_code_bin: Path, opencode_bin: Path, codex_bin: Path, gemini_bin: Path, tmp_path: Path
 ) -> None:
     home, tmp, runs = _fresh(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "harness", "selftest", "--agent", "claude-code",
-         "--agent", "opencode", "--agent", "codex",
+         "--agent", "opencode", "--agent", "codex", "--agent", "gemini",
          "--agent-bin", f"claude-code={claude_code_bin}",
          "--agent-bin", f"opencode={opencode_bin}", "--agent-bin", f"codex={codex_bin}",
+         "--agent-bin", f"gemini={gemini_bin}",
          "--fixture", str(FIXTURE),
          "--script", "honest", "--script", "no-spawn", "--concurrency", "3",
          "--runs-dir", str(runs)],
@@ -177,7 +188,7 @@ def test_selftest_checks_the_three_real_agents_in_one_run(
 
 
 def test_every_agents_run_exports_as_valid_atif_that_reads_back(side_by_side: dict) -> None:
-    """The four agents' items as ATIF: valid by the ``atif`` models, their final metrics
+    """The five agents' items as ATIF: valid by the ``atif`` models, their final metrics
     what the server billed each agent (tokens and cost), the per-response costs adding up
     to the item's cost, and each re-scored from its file alone to the verdict it got."""
     from atif import Trajectory

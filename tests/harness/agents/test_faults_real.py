@@ -1,4 +1,4 @@
-"""The real Claude Code, opencode and Codex clients through ``run`` while the scripted server fails
+"""The real Claude Code, opencode, Codex and Gemini CLI clients through ``run`` while the scripted server fails
 requests as a provider would: a transient 529 on every subagent's first request, the
 parent failing once after its children reported, everything failing, and the binary
 removed mid-run. Pins the verdicts, the faults counted against those served, the attempts,
@@ -24,6 +24,7 @@ from scripted_model.faults import parse_faults
 from scripted_model.server import (
     CLAUDE_MESSAGES_API,
     CODEX_RESPONSES_API,
+    GEMINI_API,
     OPENCODE_MESSAGES_API,
 )
 
@@ -35,29 +36,37 @@ APIS = {
     "claude-code": CLAUDE_MESSAGES_API,
     "opencode": OPENCODE_MESSAGES_API,
     "codex": CODEX_RESPONSES_API,
+    "gemini": GEMINI_API,
 }
-BINARIES = {"claude-code": "claude_code_bin", "opencode": "opencode_bin", "codex": "codex_bin"}
+BINARIES = {"claude-code": "claude_code_bin", "opencode": "opencode_bin", "codex": "codex_bin",
+            "gemini": "gemini_bin"}  # fmt: skip
 #: The parent's request that would write the index, failed once (Claude Code does not retry
 #: a 500 marked x-should-retry: false; Codex 0.171.0 gives up on a 429 at once) or six
 #: times (opencode retries five times whatever the header says; retry-after=0 makes its
-#: retries immediate).
+#: retries immediate). Gemini CLI 0.61.0 retries an HTTP error 10 times over about four
+#: minutes, but never a stream cut short.
 PARENT_ONCE = {
     "claude-code": "server_error,scope=parent,phase=write,times=1,fail-fast",
     "opencode": "overloaded,scope=parent,phase=write,times=6,retry-after=0",
     "codex": "rate_limited,scope=parent,phase=write,times=1",
+    "gemini": "stream_cut,scope=parent,phase=write,times=1",
 }
 #: Every request fails; Claude Code is told to retry none (its own setting, --agent-env);
 #: Codex retries a 529 thirty times (4 request and 5 stream retries, config keys only) and
-#: a 429 never.
+#: a 429 never; Gemini CLI a cut stream never.
 DOWN = {"claude-code": ("overloaded", ("--agent-env", "CLAUDE_CODE_MAX_RETRIES=0")),
         "opencode": ("overloaded,retry-after=0", ()),
-        "codex": ("rate_limited", ())}  # fmt: skip
+        "codex": ("rate_limited", ()),
+        "gemini": ("stream_cut", ())}  # fmt: skip
 
 
 def endpoint_env(agent: str, base_url: str) -> dict[str, str]:
     """Where the agent finds the scripted server, the way users point it at theirs."""
     if agent == "codex":
         return {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-no-key"}
+    if agent == "gemini":
+        root = base_url.removesuffix("/v1")
+        return {"GOOGLE_GEMINI_BASE_URL": root, "GEMINI_API_KEY": "scripted-no-key"}
     return {
         "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1"),
         "ANTHROPIC_API_KEY": "scripted-no-key",

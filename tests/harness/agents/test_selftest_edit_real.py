@@ -23,7 +23,7 @@ EDIT_FIXTURE = SHIPPED if SHIPPED.is_dir() else REPO / "tests" / "data" / "fixtu
 #: a loaded 2-core machine.
 SELFTEST_TIMEOUT_S = 420
 #: agent -> the session fixture that finds (or installs) its binary, or skips.
-BINARIES = {"claude-code": "claude_code_bin"}
+BINARIES = {"claude-code": "claude_code_bin", "gemini": "gemini_bin"}
 
 
 @pytest.mark.parametrize("agent", sorted(BINARIES))

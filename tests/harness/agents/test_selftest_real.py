@@ -36,6 +36,7 @@ BINARIES = {
     "codex": "codex_bin",
     # Codex's second multi-agent protocol: the same scripts through other tools and records.
     "codex:v2": "codex_bin",
+    "gemini": "gemini_bin",
 }
 
 

@@ -24,6 +24,7 @@ BINARIES = {
     "claude-code": "claude_code_bin",
     "opencode": "opencode_bin",
     "codex": "codex_bin",
+    "gemini": "gemini_bin",
 }
 
 
