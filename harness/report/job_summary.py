@@ -62,14 +62,14 @@ def render_job_summary(report: RunReport, exit_code: int, report_pointer: str) -
             verdict, delta = _compared(cells, (s.fixture, s.agent, s.model))
             row += f" {verdict} | {delta} |"
         lines.append(row)
-    lines.append("")
+    notes: list[str] = []
     if cmp is not None:
-        lines += [f"- {_cell(s)}" for s in comparison_sentences(cmp, lambda t: f"`{t}`")]
+        notes += comparison_sentences(cmp, lambda t: f"`{t}`")
         if cmp.cost is not None:
-            lines.append(f"- {_cell(cost_comparison_line(cmp.cost))}")
-            lines.append(f"- {cost_gate_line(cmp.cost, lambda t: f'`{t}`')}")
+            notes += [cost_comparison_line(cmp.cost), cost_gate_line(cmp.cost, lambda t: f"`{t}`")]
     budget = budget_line(report)
     if budget is not None:
-        lines.append(f"- {_cell(budget.replace('RUN', report.run_id))}")
-    lines += ["", f"The full report: {report_pointer}", "", ""]
+        notes.append(budget.replace("RUN", report.run_id))
+    lines += ["", *(f"- {_cell(n)}" for n in notes), *([""] if notes else [])]
+    lines += [f"The full report: {report_pointer}", "", ""]
     return "\n".join(lines)

@@ -92,7 +92,9 @@ def condition(text: str, context: dict[str, Any]) -> bool:
         term = term.strip()
         if term == "!cancelled()":
             continue
-        left, op, literal = re.fullmatch(r"(\S+) (!=|==) '(.*)'", term).groups()  # type: ignore[union-attr]
+        match = re.fullmatch(r"(\S+) (!=|==) '(.*)'", term)
+        assert match, f"an if: the stand-in runner cannot read: {term}"
+        left, op, literal = match.groups()
         if (_lookup(left, context) == literal) != (op == "=="):
             return False
     return True
