@@ -20,7 +20,10 @@ from tests.docs.examples import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+#: The README, the site's pages, and the skills for coding agents (skills/*/SKILL.md), whose
+#: every command must run as shown too.
+SKILLS = sorted((ROOT / "skills").glob("*/SKILL.md"))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *SKILLS]
 REAL_BINS = ("CLAUDE_CODE_BIN", "OPENCODE_BIN", "CODEX_BIN", "GEMINI_BIN")
 
 

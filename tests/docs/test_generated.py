@@ -1,4 +1,5 @@
-"""The documentation's generated parts are current, the CI recipe passes actionlint, and
+"""The documentation's generated parts are current, the CI recipe passes actionlint (with
+the action's own inputs), and
 `docs COMMAND` names pages that exist."""
 
 from __future__ import annotations
@@ -72,8 +73,32 @@ def test_ci_recipe_passes_actionlint() -> None:
     done = subprocess.run([_actionlint(), str(RECIPE)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     text = RECIPE.read_text(encoding="utf-8")
-    assert "--fail-on regression --fail-on cost" in text
-    assert "--format junit" in text and "report.*" in text and "upload-artifact" in text
+    assert "uses: your-org/swarm-harness@" in text and "'regression cost'" in text
+
+
+def _repo_using_the_action(root: Path, recipe: str) -> Path:
+    """A repository holding action.yml and the recipe as a workflow that uses it as
+    ``./``, so actionlint checks the recipe's inputs against the action's."""
+    (root / ".github" / "workflows").mkdir(parents=True)
+    shutil.copy(ROOT / "action.yml", root / "action.yml")
+    workflow = root / ".github" / "workflows" / "eval.yml"
+    workflow.write_text(recipe.replace("your-org/swarm-harness@v0.1.0", "./"), encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return workflow
+
+
+def test_the_recipe_uses_the_actions_inputs(tmp_path: Path) -> None:
+    recipe = RECIPE.read_text(encoding="utf-8")
+    workflow = _repo_using_the_action(tmp_path / "ok", recipe)
+    done = subprocess.run(
+        [_actionlint(), str(workflow)], capture_output=True, text=True, cwd=workflow.parents[2]
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    typo = _repo_using_the_action(tmp_path / "typo", recipe.replace("fixtures:", "fixture:"))
+    done = subprocess.run(
+        [_actionlint(), str(typo)], capture_output=True, text=True, cwd=typo.parents[2]
+    )
+    assert done.returncode == 1 and 'input "fixture" is not defined' in done.stdout
 
 
 def test_actionlint_rejects_a_broken_recipe(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from harness.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md")), *sorted(ROOT.glob("skills/*/SKILL.md"))]
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.M | re.S)
 #: Fences of examples, command output and files to copy (diagrams, JSON and protocol
 #: transcripts are quoted as they are).

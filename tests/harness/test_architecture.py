@@ -32,7 +32,7 @@ LAYERS = (
     ("harness.runs",),
     ("harness.run",),
     ("harness.selftest",),
-    ("harness.cli", "harness.__main__"),
+    ("harness.cli", "harness.ci", "harness.__main__"),
 )
 #: What each independent package may import besides itself (the scorer is pure and stands
 #: alone; the test doubles never import the harness).

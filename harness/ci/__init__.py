@@ -1,0 +1,1 @@
+"""Running the harness inside CI systems: the steps of the GitHub Action (action.yml)."""
