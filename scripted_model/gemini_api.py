@@ -222,7 +222,8 @@ def serve(handler: BaseHTTPRequestHandler, server: Any, raw: bytes) -> None:
     except GeminiError as error:
         _json(handler, error.status, error.body())
         return
-    caller = conv.caller if model.startswith(SCRIPTED_PREFIX) else "internal"
+    scripted = script_for(server.gemini_scripts, model) is not None
+    caller = conv.caller if scripted else "internal"
     files = conv.shard_files(server.oracle)
     arm = arm_of(raw)
     first = conv.first_user_text

@@ -415,3 +415,16 @@ def test_the_edit_lock_serves_one_thread_at_a_time() -> None:
     # A silent holder is taken over after the wait.
     assert not locks.acquire("item", "c", timeout=0.1)
     assert locks.holder("item") == "c"
+
+
+def test_a_bare_script_name_plays_the_script_and_its_faults() -> None:
+    """The selftest's ``scripted/honest`` reaches the client as ``honest``: the same parent,
+    and a fault plan scoped to parents applies to it as to ``scripted-honest``."""
+    plan = parse_faults("server_error,scope=parent,first=1")
+    with ScriptedModelServer(Oracle.from_fixture_dirs([TINY]), faults=plan) as srv:
+        failed, _ = _post(srv, "honest", body(user(_task())))
+        status, events = _post(srv, "honest", body(user(_task())))
+        assert (failed, status) == (500, 200)
+        assert [n for n, _ in _calls(events)] == ["invoke_agent"] * 3
+        assert srv.faults_served("honest", api=GEMINI_API, caller="parent") == 1
+        assert srv.billed("honest", api=GEMINI_API).requests == 1
