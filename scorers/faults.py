@@ -109,7 +109,7 @@ _BY_WORDS: Final[tuple[tuple[FaultKind, re.Pattern[str]], ...]] = (
         "stream_cut",
         re.compile(
             r"closed unexpectedly|hang up|econnreset|connection reset|premature close|"
-            r"terminated|unexpected end|incomplete|stream",
+            r"terminated|unexpected end|incomplete|\bstream\b",
             re.I,
         ),
     ),

@@ -63,6 +63,14 @@ OVERLOADED = '529 {"type":"error","error":{"type":"overloaded_error","message":"
             id="closed-mid-flight",
         ),
         pytest.param(None, "terminated", "stream_cut", id="terminated"),
+        pytest.param(None, "stream disconnected before completion", "stream_cut", id="stream"),
+        # A Gemini API route names a stream; a refusal quoting it is not a cut stream.
+        pytest.param(
+            None,
+            "no route /v1/v1beta/models/m:streamGenerateContent?alt=sse (not_found)",
+            "invalid_request",
+            id="route-names-a-stream",
+        ),
         pytest.param(None, "boom", "unknown", id="unknown"),
     ],
 )

@@ -64,7 +64,8 @@ def test_the_callers_gemini_config_is_neither_read_nor_touched(
             cwd=REPO,
             env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp),
                  "GEMINI_CLI_HOME": str(own), "GEMINI_MODEL": "gemini-callers-own",
-                 "GOOGLE_GEMINI_BASE_URL": server.base_url, "GEMINI_API_KEY": KEY},
+                 "GOOGLE_GEMINI_BASE_URL": server.base_url.removesuffix("/v1"),
+                 "GEMINI_API_KEY": KEY},
             capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
         )  # fmt: skip
         billed = server.billed("scripted-honest", api=GEMINI_API)
