@@ -25,6 +25,7 @@ STAND_INS = {
     "claude-code": "2.1.332 (Claude Code)",
     "opencode": "1.18.33",
     "codex": "codex-cli 0.171.0",
+    "gemini": "0.61.0",
 }
 
 
@@ -71,17 +72,25 @@ def test_a_selftest_needs_no_provider_key(tmp_path: Path, agent: str) -> None:
     assert list(home.iterdir()) == []
 
 
-def test_a_run_without_a_key_is_refused_and_says_which(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("agent", "model", "key"),
+    [("prime-agent", "anthropic/x", ""), ("gemini", "google/gemini-x", "GEMINI_API_KEY")],
+)
+def test_a_run_without_a_key_is_refused_and_says_which(
+    tmp_path: Path, agent: str, model: str, key: str
+) -> None:
     """The other side: a real run of the same stand-in needs credentials, and says so."""
     home = tmp_path / "home"
     home.mkdir()
     done = harness(
-        bare_env(home), "run", "--agent", "prime-agent", "--model", "anthropic/x",
-        "--agent-bin", str(stand_in(tmp_path, "prime-agent")), "--fixture", TINY,
+        bare_env(home), "run", "--agent", agent, "--model", model,
+        "--agent-bin", str(stand_in(tmp_path, agent)), "--fixture", TINY,
         "--runs-dir", str(tmp_path / "runs"),
     )  # fmt: skip
-    assert done.returncode == 3 and "prime-agent has no credentials" in done.stderr
+    assert done.returncode == 3 and f"{agent} has no credentials" in done.stderr
+    assert key in done.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    assert list(home.iterdir()) == []
 
 
 @pytest.mark.slow
