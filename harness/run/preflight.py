@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from harness.agents.base import AgentAdapter
 from harness.errors import EXIT_INFRA, EXIT_RESOLVED, AgentLaunchError, HarnessError, UsageError
+from harness.item.leftovers import stamp_dir
 from harness.item.processes import run_quick
 from harness.plan import (
     RunConfig,
@@ -71,6 +72,7 @@ class AgentCheck:
 def _version(argv: list[str]) -> tuple[str | None, str | None]:
     """(first line of ``argv --version``, error), run with private state dirs."""
     scratch = Path(tempfile.mkdtemp(prefix="swh-version-"))
+    stamp_dir(scratch)  # removable by the next run, or `clean`, if this one is killed
     env = {k: v for k, v in os.environ.items() if k in VERSION_ENV_KEEP}
     env.update(HOME=str(scratch), TMPDIR=str(scratch))
     env.update(

@@ -114,3 +114,19 @@ def test_kill_9_leftovers_are_cleaned_by_the_next_harness(tmp_path: Path) -> Non
             harness.wait()
         for proc in _processes_of(harness.pid):
             proc.kill()
+
+
+def test_the_version_checks_scratch_home_is_stamped_for_the_next_harness(
+    tmp_path: Path,
+) -> None:
+    """``--version`` runs in a private scratch HOME (a node client takes seconds to answer):
+    a harness killed meanwhile leaves it, so it carries its owner like every temp dir, and
+    the next harness (or ``clean``) removes it."""
+    from harness.item.leftovers import OWNER_FILE
+    from harness.run.preflight import _version
+
+    client = tmp_path / "client"
+    client.write_text('#!/bin/sh\nls -A "$HOME"\n')
+    client.chmod(0o755)
+    said, error = _version([str(client)])
+    assert error is None and said == OWNER_FILE
