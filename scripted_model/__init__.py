@@ -11,12 +11,12 @@ the script (``honest``, ``no-spawn``, ...); answers come from the fixture manife
 
 from __future__ import annotations
 
+from scripted_model.bill import Bill
 from scripted_model.oracle import Oracle
 from scripted_model.scripts import SCRIPTS, Script
 from scripted_model.server import (
     PROVIDER,
     SCRIPTS_BY_API,
-    Bill,
     ScriptedModelServer,
     models_json,
 )

@@ -53,6 +53,7 @@ from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from scripted_model.bill import Bill
 from scripted_model.conversation import arm_of
 from scripted_model.faults import FaultRule, conversation_key
 from scripted_model.gemini_conversation import GeminiConversation
@@ -75,6 +76,9 @@ GEMINI_PATH_RE = re.compile(
     r"\A/v1beta/models/(?P<model>[^/:?]+):(?P<method>streamGenerateContent|generateContent)\Z"
 )
 #: The model ids the scripts answer to: ``scripted-<script>``.
+#: The API's name to the server (an agent adapter's ``model_api``): the Gemini API played
+#: with Gemini CLI's tools.
+GEMINI_API = "gemini-api:gemini"
 SCRIPTED_PREFIX = "scripted-"
 #: A rough, deterministic token estimate: about four bytes of text per token.
 BYTES_PER_TOKEN = 4
@@ -205,7 +209,6 @@ def _event(data: Mapping[str, Any]) -> bytes:
 def serve(handler: BaseHTTPRequestHandler, server: Any, raw: bytes) -> None:
     """Answer one Gemini API request on ``handler`` for ``server`` (a
     :class:`~scripted_model.server.ScriptedModelServer`): fault, count, bill, answer."""
-    from scripted_model.server import GEMINI_API, Bill
 
     found = GEMINI_PATH_RE.match(handler.path.split("?", 1)[0])
     assert found is not None

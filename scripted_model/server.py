@@ -13,8 +13,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -22,12 +20,14 @@ from typing import Any
 import scripted_model.gemini_api as gemini_api
 import scripted_model.messages_api as messages_api
 import scripted_model.responses_api as responses_api
+from scripted_model.bill import PRICES_PER_MTOK, Bill
 from scripted_model.claude_scripts import CLAUDE_SCRIPTS, ClaudeScript
 from scripted_model.codex_scripts import CODEX_SCRIPTS
 from scripted_model.codex_scripts import Reply as CodexReply
 from scripted_model.codex_scripts import describe as codex_describe
 from scripted_model.conversation import Arm, Conversation, arm_of
 from scripted_model.faults import FaultPlan, FaultRule, Request, conversation_key
+from scripted_model.gemini_api import GEMINI_API
 from scripted_model.gemini_edits import EditLocks
 from scripted_model.gemini_scripts import GEMINI_SCRIPTS
 from scripted_model.opencode_scripts import OPENCODE_SCRIPTS
@@ -54,7 +54,6 @@ OPENCODE_MESSAGES_API = "anthropic-messages:opencode"
 CLAUDE_MESSAGES_API = "anthropic-messages"
 COMPLETIONS_API = "openai-completions"
 CODEX_RESPONSES_API = "openai-responses:codex"
-GEMINI_API = "gemini-api:gemini"
 SCRIPTS_BY_API: dict[str, dict[str, Any]] = {
     COMPLETIONS_API: dict(SCRIPTS),
     CLAUDE_MESSAGES_API: dict(CLAUDE_SCRIPTS),
@@ -85,9 +84,6 @@ MESSAGES_SCRIPTS: dict[str, messages_api.MessagesScripts] = {
 #: The provider name the agent home's models.json declares; model selectors are
 #: ``scripted/<script>``.
 PROVIDER = "scripted"
-#: What the server charges, USD per million tokens of each billed field (Claude Sonnet 4.5's
-#: list prices): the bill in money that a harness's cost is checked against.
-PRICES_PER_MTOK = {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
 COMPLETIONS_PATH = "/v1/chat/completions"
 #: A rough, deterministic token estimate: about four bytes of text per token.
 BYTES_PER_TOKEN = 4
@@ -107,47 +103,6 @@ SHUTDOWN_POLL_S = 0.05
 CHILDREN_WAIT_S = 60.0
 #: How often a waiting answer looks again.
 CHILDREN_POLL_S = 0.05
-
-
-@dataclass(frozen=True)
-class Bill:
-    """What the server billed: one request, or the sum of several (``requests``)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    requests: int = 0
-
-    @property
-    def total(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_read_tokens
-            + self.cache_write_tokens
-        )
-
-    @property
-    def usd(self) -> float:
-        """What the bill costs at :data:`PRICES_PER_MTOK`, summed exactly."""
-        price = {field: Decimal(str(value)) for field, value in PRICES_PER_MTOK.items()}
-        micro = (
-            self.input_tokens * price["input"]
-            + self.output_tokens * price["output"]
-            + self.cache_read_tokens * price["cache_read"]
-            + self.cache_write_tokens * price["cache_write"]
-        )
-        return float(micro / Decimal(1_000_000))
-
-    def __add__(self, other: Bill) -> Bill:
-        return Bill(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-            self.requests + other.requests,
-        )
 
 
 class _Server(ThreadingHTTPServer):
