@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.agents.gemini.install import node_beside
 from harness.fixtures.task_text import PROMPT_HEAD, agent_prompt, edit_template, solo_task
 from scorers.types import Manifest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "fixtures"
 #: The real client, when the environment names it (the real-client tests skip otherwise).
-GEMINI_BIN = os.environ.get("GEMINI_BIN", "")
 #: The key the client sends (any non-empty one: the scripted server checks only that).
 API_KEY = "scripted-no-key"
 #: A real run of a few shards takes about 3 s; this bounds a hung one.
@@ -166,8 +166,11 @@ class Run:
         return found
 
 
-def run_client(base: Path, fixture: str | Path, model: str, port: int, solo: bool = False) -> Run:
-    """Run the real client in a fresh repo of ``fixture`` against ``127.0.0.1:port``."""
+def run_client(
+    binary: Path, base: Path, fixture: str | Path, model: str, port: int, solo: bool = False
+) -> Run:
+    """Run the real client ``binary`` in a fresh repo of ``fixture`` against
+    ``127.0.0.1:port`` (on the node its install brought, if it brought one)."""
     m = manifest(fixture)
     repo, home = base / "repo", base / "home"
     shutil.copytree(
@@ -188,8 +191,9 @@ def run_client(base: Path, fixture: str | Path, model: str, port: int, solo: boo
     (home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS))
     tools = EDIT_TOOLS if m.kind == "edit" else READ_TOOLS
     (agents / "shard-worker.md").write_text(WORKER_MD.format(tools=tools))
+    node = node_beside(binary)
     env = {
-        "PATH": "/usr/bin:/bin",
+        "PATH": os.pathsep.join([*([str(node)] if node else []), "/usr/bin", "/bin"]),
         "HOME": str(home),
         "TMPDIR": str(home / "tmp"),
         "TERM": "dumb",
@@ -197,7 +201,7 @@ def run_client(base: Path, fixture: str | Path, model: str, port: int, solo: boo
         "GEMINI_API_KEY": API_KEY,
         "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{port}",
     }
-    argv = [GEMINI_BIN, "-p", parent_prompt(fixture, solo), "-o", "stream-json"]
+    argv = [str(binary), "-p", parent_prompt(fixture, solo), "-o", "stream-json"]
     argv += ["--yolo", "--skip-trust", "-m", model]
     started = time.monotonic()
     done = subprocess.run(

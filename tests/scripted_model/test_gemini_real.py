@@ -5,7 +5,7 @@ returned, the files changed) and that the tokens its chat records hold are the s
 bill. Every script's verdict through the harness is the selftest's (tests/harness/agents/
 test_selftest_real.py and its edit and solo twins); these pin the client's side of the
 three that depend on it most: a subagent that never calls ``complete_task``, one whose
-request fails, and a child changing a file of another shard's. Skipped without the client.
+request fails, and a child changing a file of another shard's. Skipped when the client can be neither found nor installed.
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gemini_helpers import GEMINI_BIN, Run, run_client
+from gemini_helpers import Run, run_client
 
 from scripted_model import Oracle, ScriptedModelServer
 from scripted_model.server import GEMINI_API
 
-pytestmark = [
-    pytest.mark.real_agent,
-    pytest.mark.skipif(not GEMINI_BIN, reason="GEMINI_BIN names no Gemini CLI"),
-]
+pytestmark = pytest.mark.real_agent
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fixtures"
 TINY = DATA / "tiny"
@@ -31,9 +28,11 @@ TINY_EDIT = DATA / "tiny-edit"
 ALL = "- shard-a.txt: 3\n- shard-b.txt: 5\n- shard-c.txt: 6\n"
 
 
-def _play(tmp_path: Path, fixture: Path, script: str, solo: bool = False) -> tuple[Run, Any]:
+def _play(
+    binary: Path, tmp_path: Path, fixture: Path, script: str, solo: bool = False
+) -> tuple[Run, Any]:
     with ScriptedModelServer(Oracle.from_fixture_dirs([fixture])) as srv:
-        run = run_client(tmp_path, fixture, f"scripted-{script}", srv.port, solo)
+        run = run_client(binary, tmp_path, fixture, f"scripted-{script}", srv.port, solo)
         bill = srv.billed(api=GEMINI_API)
     assert run.rc == 0, run.stderr[-2000:]
     return run, bill
@@ -79,9 +78,9 @@ def _artifact(run: Run) -> str:
     ],
 )
 def test_script_on_a_read_fixture(
-    tmp_path: Path, script: str, artifact: str, children: int
+    gemini_bin: Path, tmp_path: Path, script: str, artifact: str, children: int
 ) -> None:
-    run, bill = _play(tmp_path, TINY, script)
+    run, bill = _play(gemini_bin, tmp_path, TINY, script)
     assert _artifact(run) == artifact
     assert _children(run) == children
     _tokens_are_the_bill(run, bill)
@@ -101,8 +100,10 @@ def _changed(run: Run) -> set[str]:
 
 
 @pytest.mark.parametrize(("script", "solo"), [pytest.param("edit-wrong-lane", False)])
-def test_script_on_an_edit_fixture(tmp_path: Path, script: str, solo: bool) -> None:
-    run, bill = _play(tmp_path, TINY_EDIT, script, solo)
+def test_script_on_an_edit_fixture(
+    gemini_bin: Path, tmp_path: Path, script: str, solo: bool
+) -> None:
+    run, bill = _play(gemini_bin, tmp_path, TINY_EDIT, script, solo)
     assert _artifact(run) == "- double.md: 42\n- square.md: 169\n"
     assert {"calc/double.py", "calc/square.py", "calc/__init__.py"} <= _changed(run)
     _tokens_are_the_bill(run, bill)
