@@ -10,10 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, TypeVar
 
 #: Opens a fresh binary stream over one artifact. Called at most a few times per score.
 Opener = Callable[[], IO[bytes]]
+
+_Parsed = TypeVar("_Parsed")
+
+
+def read_opened(opener: Opener | None, parse: Callable[[IO[bytes]], _Parsed]) -> _Parsed | None:
+    """``parse`` over a fresh stream of ``opener`` (closed after), or None when the
+    artifact is missing (no opener)."""
+    if opener is None:
+        return None
+    with opener() as stream:
+        return parse(stream)
+
 
 #: 2: the ``provenance`` criterion and its fields. 3: ``checks``, one per registry criterion.
 #: 4: ``checks`` is the only record of each verdict (no pass flags, ``resolved`` or

@@ -21,9 +21,8 @@ Only the openers the collector handed over are called. The mapping onto the reco
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TypeVar
 
 from scorers.artifact import parse_artifact
 from scorers.claude_code.parent import ParentParse, Spawn, parse_parent_transcript
@@ -50,19 +49,10 @@ from scorers.records import (
     StreamParse,
     UsageTally,
 )
-from scorers.types import Opener
-
-_P = TypeVar("_P")
+from scorers.types import read_opened
 
 #: Child id of a spawn the client never started an agent for (no id anywhere on disk).
 UNSTARTED_PREFIX = "unstarted:"
-
-
-def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
-    if opener is None:
-        return None
-    with opener() as stream:
-        return parse(stream)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,11 +212,13 @@ def _writes(parent: ParentParse, subagents: Sequence[_Subagent]) -> tuple[FileWr
 
 def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
     """Parse every artifact of one run (missing ones stay ``None``)."""
-    parent = _read(artifacts.parent_transcript, parse_parent_transcript)
+    parent = read_opened(artifacts.parent_transcript, parse_parent_transcript)
     session_id = artifacts.parent_session_id or (parent.session_id if parent else None)
     mine = [f for f in artifacts.subagents if session_id and f.session_dir == session_id]
     subs = [
-        _Subagent(f, _read(f.meta, parse_meta), _read(f.transcript, parse_subagent_transcript))
+        _Subagent(
+            f, read_opened(f.meta, parse_meta), read_opened(f.transcript, parse_subagent_transcript)
+        )
         for f in mine
     ]
     by_agent = {s.file.agent_id: s for s in subs}
@@ -235,8 +227,8 @@ def collect_evidence(artifacts: ClaudeCodeArtifacts) -> RunEvidence:
         + (1 if s.meta is not None and s.meta.malformed else 0)
         for s in subs
     )
-    stream = _read(artifacts.stdout, parse_stream)
-    answers = _read(artifacts.artifact, parse_artifact)
+    stream = read_opened(artifacts.stdout, parse_stream)
+    answers = read_opened(artifacts.artifact, parse_artifact)
     if parent is None or session_id is None:
         return RunEvidence(
             parent_paths=(),

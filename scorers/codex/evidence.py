@@ -40,8 +40,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import IO, Final, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
 from scorers.artifact import parse_artifact
 from scorers.codex.log import LoggedFailure, parse_log
@@ -64,9 +64,7 @@ from scorers.records import (
     UsageTally,
     rootless_evidence,
 )
-from scorers.types import Opener
-
-_P = TypeVar("_P")
+from scorers.types import read_opened
 
 #: How the worker name travels in a spawn message (the prompt's ``Worker: <name>`` line;
 #: markdown emphasis around the label is tolerated, the name itself is not altered).
@@ -78,13 +76,6 @@ REPLIED: Final = "completed"
 FAILED: Final = "errored"
 #: Statuses a wait may report of a child that has not ended: no receipt.
 NOT_FINAL: Final = frozenset({"pending_init", "running"})
-
-
-def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
-    if opener is None:
-        return None
-    with opener() as stream:
-        return parse(stream)
 
 
 def worker_of(call: Call, workers: Sequence[str]) -> str:
@@ -218,10 +209,12 @@ def _root(threads: Sequence[Thread], hint: str | None) -> Thread | None:
 
 def codex_evidence(inputs: CodexInputs) -> RunEvidence:
     """Parse every file of one run (missing ones stay ``None``)."""
-    stdout: StdoutParse | None = _read(inputs.stdout, parse_stdout)
-    answers = _read(inputs.artifact, parse_artifact)
-    logged = _read(inputs.log, parse_log) or ()
-    threads = [t for opener in inputs.rollouts if (t := _read(opener, parse_rollout)) is not None]
+    stdout: StdoutParse | None = read_opened(inputs.stdout, parse_stdout)
+    answers = read_opened(inputs.artifact, parse_artifact)
+    logged = read_opened(inputs.log, parse_log) or ()
+    threads = [
+        t for opener in inputs.rollouts if (t := read_opened(opener, parse_rollout)) is not None
+    ]
     stream = stdout.stream if stdout is not None else None
     hint = stdout.thread_id if stdout is not None else None
     root = _root(threads, hint)

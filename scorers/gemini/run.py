@@ -10,9 +10,8 @@ name). Top-level records with no metadata line are damaged (``broken``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TypeVar
 
 from scorers.artifact import parse_artifact
 from scorers.faults import ProviderFault
@@ -23,16 +22,7 @@ from scorers.gemini.stream import StdoutParse, parse_stdout
 from scorers.gemini.tally import usage_by_model
 from scorers.gemini.types import GeminiInputs
 from scorers.records import ArtifactParse, TokenUsage
-from scorers.types import Opener
-
-_P = TypeVar("_P")
-
-
-def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
-    if opener is None:
-        return None
-    with opener() as stream:
-        return parse(stream)
+from scorers.types import read_opened
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,12 +84,12 @@ def _parent(chats: Mapping[str, Chat], hint: str | None) -> tuple[str, Chat] | N
 
 def read_run(inputs: GeminiInputs) -> GeminiRun:
     """Parse every file of one run (missing ones stay ``None``)."""
-    stdout = _read(inputs.stdout, parse_stdout)
-    retried = _read(inputs.log, parse_log) or ()
-    answers = _read(inputs.artifact, parse_artifact)
+    stdout = read_opened(inputs.stdout, parse_stdout)
+    retried = read_opened(inputs.log, parse_log) or ()
+    answers = read_opened(inputs.artifact, parse_artifact)
     chats: dict[str, Chat] = {}
     for rel, opener in inputs.chats:
-        chat = _read(opener, parse_chat)
+        chat = read_opened(opener, parse_chat)
         if chat is not None:
             chats["/".join(p for p in rel.replace("\\", "/").split("/") if p)] = chat
     found = _parent(chats, stdout.session_id if stdout is not None else None)

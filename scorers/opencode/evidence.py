@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import IO, Final, TypeVar
+from collections.abc import Sequence
+from typing import IO, Final
 
 from scorers.artifact import parse_artifact
 from scorers.faults import MID_ANSWER, ProviderFault, classify
@@ -62,19 +62,10 @@ from scorers.records import (
     UsageTally,
     rootless_evidence,
 )
-from scorers.types import Opener
-
-_P = TypeVar("_P")
+from scorers.types import read_opened
 
 #: Child id of a spawn that names no child session.
 UNSTARTED_PREFIX: Final = "unstarted:"
-
-
-def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
-    if opener is None:
-        return None
-    with opener() as stream:
-        return parse(stream)
 
 
 def _read_bytes(stream: IO[bytes]) -> bytes:
@@ -242,14 +233,14 @@ def _with_log(tree: RunTree, log: Sequence[StreamError]) -> RunTree:
 
 def opencode_evidence(inputs: OpencodeInputs) -> RunEvidence:
     """Parse every file of one run (missing ones stay ``None``)."""
-    stdout: StdoutParse | None = _read(inputs.stdout, parse_stdout)
-    answers = _read(inputs.artifact, parse_artifact)
-    main, wal = _read(inputs.db, _read_bytes), _read(inputs.wal, _read_bytes)
+    stdout: StdoutParse | None = read_opened(inputs.stdout, parse_stdout)
+    answers = read_opened(inputs.artifact, parse_artifact)
+    main, wal = read_opened(inputs.db, _read_bytes), read_opened(inputs.wal, _read_bytes)
     stream = stdout.stream if stdout is not None else None
     hint = stdout.session_id if stdout is not None else None
     store = read_store(main, wal) if main is not None or wal is not None else None
     tree = build_tree(store, hint) if store is not None else RunTree(None)
-    tree = _with_log(tree, _read(inputs.log, parse_log) or ())
+    tree = _with_log(tree, read_opened(inputs.log, parse_log) or ())
     root = tree.root
     if store is None or root is None:
         # The database is there but holds no readable root: a defect, not absence.

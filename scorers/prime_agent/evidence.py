@@ -14,9 +14,6 @@ no writer on record, which fails a shard rather than crediting anyone).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import IO, TypeVar
-
 from scorers.artifact import parse_artifact
 from scorers.prime_agent.child_session import parse_child_session
 from scorers.prime_agent.ledger import parse_ledger
@@ -34,16 +31,7 @@ from scorers.records import (
     normalize_path,
     path_ends_with,
 )
-from scorers.types import Opener
-
-_P = TypeVar("_P")
-
-
-def _read(opener: Opener | None, parse: Callable[[IO[bytes]], _P]) -> _P | None:
-    if opener is None:
-        return None
-    with opener() as stream:
-        return parse(stream)
+from scorers.types import read_opened
 
 
 def _depth1_files(files: tuple[ChildSessionFile, ...]) -> list[ChildSessionFile]:
@@ -95,13 +83,15 @@ def _own_spawns(parsed: LedgerParse, parents: frozenset[NormPath]) -> LedgerPars
 def _ledger(artifacts: PrimeAgentArtifacts, parents: frozenset[NormPath]) -> LedgerParse:
     if artifacts.ledger_parse is not None:  # the collector read it already: never twice
         return _own_spawns(artifacts.ledger_parse, parents)
-    return _read(artifacts.ledger, lambda s: parse_ledger(s, parents)) or LedgerParse(events=())
+    return read_opened(artifacts.ledger, lambda s: parse_ledger(s, parents)) or LedgerParse(
+        events=()
+    )
 
 
 def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
     """Parse every artifact of one run (missing ones stay ``None``)."""
     parent_writes = WriteLog(None)
-    session = _read(artifacts.parent_transcript, lambda s: parse_session(s, parent_writes))
+    session = read_opened(artifacts.parent_transcript, lambda s: parse_session(s, parent_writes))
     header_id = session.header_id if session is not None else None
     depth1 = _depth1_files(artifacts.child_sessions)
     parsed = [_child_session(f, header_id) for f in depth1] if header_id is not None else []
@@ -115,8 +105,8 @@ def collect_evidence(artifacts: PrimeAgentArtifacts) -> RunEvidence:
         parent_paths=parent_paths,
         ledger=ledger,
         session=session,
-        stream=_read(artifacts.stdout, parse_stream),
-        answers=_read(artifacts.artifact, parse_artifact),
+        stream=read_opened(artifacts.stdout, parse_stream),
+        answers=read_opened(artifacts.artifact, parse_artifact),
         child_sessions=tuple(child for child, _, _ in parsed),
         child_session_dirs=len({f.subdirs[0] for f in depth1}),
         child_malformed_lines=sum(malformed for _, malformed, _ in parsed),
