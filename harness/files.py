@@ -16,7 +16,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -107,6 +107,37 @@ def copy_capped(src: Path, dst: Path, cap: int, secrets: Sequence[bytes] = ()) -
                 break
         fout.write(_redact(pending, secrets))
     return CopyNote(str(dst.name), copied, truncated)
+
+
+@dataclass
+class BundleCopy:
+    """The files copied into one bundle at ``root``: each capped, credential values
+    redacted, a missing or irregular source skipped and an unreadable one left out. Keeps
+    their paths relative to ``root`` and the names of those cut at their cap."""
+
+    root: Path
+    secrets: Sequence[bytes] = ()
+    files: list[str] = field(default_factory=list)
+    truncated: list[str] = field(default_factory=list)
+
+    def copy(self, src: Path | None, dst: Path, cap: int, redact: bool = True) -> None:
+        """Copy ``src`` to ``dst`` (below ``root``); ``redact`` False keeps it byte for
+        byte (a database whose pages a redaction would corrupt)."""
+        if src is None or not is_regular(src):
+            return
+        with contextlib.suppress(OSError):
+            note = copy_capped(src, dst, cap, self.secrets if redact else ())
+            self.files.append(str(dst.relative_to(self.root)))
+            if note.truncated:
+                self.truncated.append(dst.name)
+
+
+def opener(path: Path | None) -> Callable[[], IO[bytes]] | None:
+    """A fresh-stream opener of a bundle's file for the pure scorer (None: no regular file
+    there)."""
+    if path is None or not is_regular(path):
+        return None
+    return lambda: open_regular(path)
 
 
 def _redact(data: bytes, secrets: Sequence[bytes]) -> bytes:

@@ -10,7 +10,6 @@ docs/reference/agents/claude-code.md for the formats.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -30,7 +29,7 @@ from harness.agents.claude_code.launch import (
     claude_env,
 )
 from harness.agents.claude_code.task import claude_code_task
-from harness.files import copy_capped
+from harness.files import BundleCopy
 from scorers import RunEvidence
 from scorers.claude_code import collect_evidence
 from scorers.types import Manifest
@@ -128,14 +127,8 @@ class ClaudeCodeAdapter(AgentAdapter):
         live = bundle_paths(Path(launch.state["root"]))
         located = locate(live, str(launch.state["artifact"]))
         out = bundle_paths(item_dir)
-        truncated: list[str] = []
-
-        def copy(src: Path | None, dst: Path, cap: int) -> None:
-            if src is None:
-                return
-            with contextlib.suppress(OSError):
-                if copy_capped(src, dst, cap, secrets).truncated:
-                    truncated.append(dst.name)
+        copied = BundleCopy(item_dir, secrets)
+        copy = copied.copy
 
         project = out.config / "projects" / project_dir_name(live.repo)
         if located.parent is not None and located.session_id is not None:
@@ -150,7 +143,7 @@ class ClaudeCodeAdapter(AgentAdapter):
         return Collected(
             notes=located.notes,
             capped=("subagent files",) if located.capped else (),
-            truncated=tuple(truncated),
+            truncated=tuple(copied.truncated),
             record={"session_id": located.session_id, "subagents": len(located.subagents)},
         )
 

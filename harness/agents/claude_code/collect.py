@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agents.claude_code.launch import ClaudeCodePaths
-from harness.files import is_real_dir, is_regular, open_regular
+from harness.files import is_real_dir, is_regular, open_regular, opener
 from scorers.claude_code import ClaudeCodeArtifacts, SubagentFile
 
 #: Where a bundle keeps the client's config folder (its transcripts under ``projects/``).
@@ -149,22 +149,16 @@ def locate(paths: ClaudeCodePaths, artifact_name: str) -> Located:
     )
 
 
-def _opener(path: Path | None):  # type: ignore[no-untyped-def]
-    if path is None:
-        return None
-    return lambda: open_regular(path)
-
-
 def scorer_inputs(located: Located) -> ClaudeCodeArtifacts:
     """Openers over the located files, for the pure scorer."""
     sid = located.session_id
     return ClaudeCodeArtifacts(
         parent_session_id=sid,
-        parent_transcript=_opener(located.parent),
-        stdout=_opener(located.paths.stdout if is_regular(located.paths.stdout) else None),
-        artifact=_opener(located.artifact),
+        parent_transcript=opener(located.parent),
+        stdout=opener(located.paths.stdout),
+        artifact=opener(located.artifact),
         subagents=tuple(
-            SubagentFile(sid or "", agent_id, _opener(transcript), _opener(meta))
+            SubagentFile(sid or "", agent_id, opener(transcript), opener(meta))
             for agent_id, transcript, meta in located.subagents
         ),
     )

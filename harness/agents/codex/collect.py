@@ -10,16 +10,14 @@ skills) repeats what the rollouts hold and is not copied.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agents.codex.launch import SESSIONS_DIR, STATE_DIRS
-from harness.files import copy_capped, is_real_dir, is_regular, open_regular
+from harness.files import BundleCopy, is_real_dir, is_regular, opener
 from scorers.codex import CodexInputs
-from scorers.types import Opener
 
 #: A rollout's file name (thread ids are UUIDs; kept loose but path-safe).
 ROLLOUT_NAME = re.compile(r"^rollout-[0-9T:-]+-[A-Za-z0-9-]{1,128}\.jsonl$")
@@ -99,44 +97,28 @@ def copy_run(
 ) -> Copied:
     """Copy the rollouts, the artifact, stdout and stderr into ``out`` (credential values
     redacted in every file)."""
-    files: list[str] = []
-    truncated: list[str] = []
-
-    def copy(src: Path | None, dst: Path, cap: int) -> None:
-        if src is None or not is_regular(src):
-            return
-        with contextlib.suppress(OSError):
-            if copy_capped(src, dst, cap, secrets).truncated:
-                truncated.append(dst.name)
-            files.append(str(dst.relative_to(out.root)))
-
+    copied = BundleCopy(out.root, secrets)
     found = find_rollouts(live.sessions)
     for rel in found.rollouts:
-        copy(live.sessions / rel, out.sessions / rel, MAX_ROLLOUT_BYTES)
-    copy(live.artifact(artifact), out.artifact(artifact), MAX_ARTIFACT_BYTES)
-    copy(stdout, out.stdout, MAX_TEXT_BYTES)
-    copy(stderr, out.stderr, MAX_TEXT_BYTES)
+        copied.copy(live.sessions / rel, out.sessions / rel, MAX_ROLLOUT_BYTES)
+    copied.copy(live.artifact(artifact), out.artifact(artifact), MAX_ARTIFACT_BYTES)
+    copied.copy(stdout, out.stdout, MAX_TEXT_BYTES)
+    copied.copy(stderr, out.stderr, MAX_TEXT_BYTES)
     notes = () if found.rollouts else ("no rollout under CODEX_HOME/sessions",)
-    return Copied(tuple(files), tuple(truncated), notes, found.capped)
-
-
-def _opener(path: Path) -> Opener | None:
-    if not is_regular(path):
-        return None
-    return lambda: open_regular(path)
+    return Copied(tuple(copied.files), tuple(copied.truncated), notes, found.capped)
 
 
 def scorer_inputs(bundle: Bundle, artifact: str, workers: tuple[str, ...]) -> CodexInputs:
     """Openers over a bundle's files, for the pure scorer (None: the file is missing)."""
     rollouts = tuple(
-        opener
+        found
         for rel in find_rollouts(bundle.sessions).rollouts
-        if (opener := _opener(bundle.sessions / rel)) is not None
+        if (found := opener(bundle.sessions / rel)) is not None
     )
     return CodexInputs(
         rollouts=rollouts,
-        stdout=_opener(bundle.stdout),
-        log=_opener(bundle.stderr),
-        artifact=_opener(bundle.artifact(artifact)),
+        stdout=opener(bundle.stdout),
+        log=opener(bundle.stderr),
+        artifact=opener(bundle.artifact(artifact)),
         workers=workers,
     )

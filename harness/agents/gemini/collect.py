@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agents.gemini.launch import CHATS_DIR, GeminiPaths
-from harness.files import copy_capped, is_real_dir, is_regular, open_regular
+from harness.files import BundleCopy, is_real_dir, is_regular, opener
 from scorers.gemini import GeminiInputs
-from scorers.types import Opener
 
 #: A parent record's name, a subagent's folder (the parent's session id) and file (its
 #: agent id): ids are UUIDs, kept loose but path-safe.
@@ -127,31 +126,15 @@ def copy_run(
 ) -> Copied:
     """Copy the chat records, the artifact, stdout and stderr into ``out`` (credential
     values redacted in every file)."""
-    files: list[str] = []
-    truncated: list[str] = []
-
-    def copy(src: Path | None, dst: Path, cap: int) -> None:
-        if src is None or not is_regular(src):
-            return
-        with contextlib.suppress(OSError):
-            if copy_capped(src, dst, cap, secrets).truncated:
-                truncated.append(dst.name)
-            files.append(str(dst.relative_to(out.root)))
-
+    copied = BundleCopy(out.root, secrets)
     found = find_records(live_chats(live))
     for chats, rel in found.records:
-        copy(chats / rel, out.chats / rel, MAX_RECORD_BYTES)
-    copy(live.repo / artifact, out.artifact(artifact), MAX_ARTIFACT_BYTES)
-    copy(stdout, out.stdout, MAX_TEXT_BYTES)
-    copy(stderr, out.stderr, MAX_TEXT_BYTES)
+        copied.copy(chats / rel, out.chats / rel, MAX_RECORD_BYTES)
+    copied.copy(live.repo / artifact, out.artifact(artifact), MAX_ARTIFACT_BYTES)
+    copied.copy(stdout, out.stdout, MAX_TEXT_BYTES)
+    copied.copy(stderr, out.stderr, MAX_TEXT_BYTES)
     notes = () if found.records else ("no chat record under HOME/.gemini/tmp/*/chats",)
-    return Copied(tuple(files), tuple(truncated), notes, found.capped)
-
-
-def _opener(path: Path) -> Opener | None:
-    if not is_regular(path):
-        return None
-    return lambda: open_regular(path)
+    return Copied(tuple(copied.files), tuple(copied.truncated), notes, found.capped)
 
 
 def scorer_inputs(
@@ -159,15 +142,15 @@ def scorer_inputs(
 ) -> GeminiInputs:
     """Openers over a bundle's files, for the pure scorer (None: the file is missing)."""
     chats = tuple(
-        (str(rel), opener)
+        (str(rel), found)
         for _, rel in find_records([bundle.chats]).records
-        if (opener := _opener(bundle.chats / rel)) is not None
+        if (found := opener(bundle.chats / rel)) is not None
     )
     return GeminiInputs(
         chats=chats,
-        stdout=_opener(bundle.stdout),
-        log=_opener(bundle.stderr),
-        artifact=_opener(bundle.artifact(artifact)),
+        stdout=opener(bundle.stdout),
+        log=opener(bundle.stderr),
+        artifact=opener(bundle.artifact(artifact)),
         workers=workers,
         model=model,
     )

@@ -9,14 +9,12 @@ the database's pages), in every copied file.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agents.opencode.launch import DB_FILES, DB_NAME, OpenCodePaths
-from harness.files import copy_capped, is_regular, open_regular
+from harness.files import BundleCopy, is_regular, opener
 from scorers.opencode.types import OpencodeInputs
-from scorers.types import Opener
 
 #: Copy caps: a scripted run's database and log are a few MB; a long real run's tens.
 MAX_DB_BYTES = 256 * 1024 * 1024
@@ -92,45 +90,28 @@ def copy_run(
 ) -> Copied:
     """Copy the database (+ its write-ahead log), the client's own log, the artifact,
     stdout and stderr into ``out``."""
-    files: list[str] = []
-    truncated: list[str] = []
+    copied = BundleCopy(out.root, secrets)
     notes: list[str] = []
-
-    def copy(src: Path | None, dst: Path, cap: int, redact: bool) -> None:
-        if src is None or not is_regular(src):
-            return
-        with contextlib.suppress(OSError):
-            note = copy_capped(src, dst, cap, secrets if redact else ())
-            files.append(str(dst.relative_to(out.root)))
-            if note.truncated:
-                truncated.append(dst.name)
-
     for name in DB_FILES:
         dst = out.db.with_name(name)
-        copy(live.db_dir / name, dst, MAX_DB_BYTES, redact=False)
+        copied.copy(live.db_dir / name, dst, MAX_DB_BYTES, redact=False)
         if blank_secrets(dst, secrets):
             notes.append(f"credential values blanked in {name}")
     if not is_regular(live.db_dir / DB_NAME):
         notes.append(f"no {DB_NAME} under XDG_DATA_HOME/opencode")
-    copy(live.db_dir / LOG_PATH, out.log, MAX_TEXT_BYTES, redact=True)
-    copy(live.repo / artifact, out.artifact(artifact), MAX_ARTIFACT_BYTES, redact=True)
-    copy(stdout, out.stdout, MAX_TEXT_BYTES, redact=True)
-    copy(stderr, out.stderr, MAX_TEXT_BYTES, redact=True)
-    return Copied(tuple(files), tuple(truncated), tuple(notes))
-
-
-def _opener(path: Path) -> Opener | None:
-    if not is_regular(path):
-        return None
-    return lambda: open_regular(path)
+    copied.copy(live.db_dir / LOG_PATH, out.log, MAX_TEXT_BYTES, redact=True)
+    copied.copy(live.repo / artifact, out.artifact(artifact), MAX_ARTIFACT_BYTES, redact=True)
+    copied.copy(stdout, out.stdout, MAX_TEXT_BYTES, redact=True)
+    copied.copy(stderr, out.stderr, MAX_TEXT_BYTES, redact=True)
+    return Copied(tuple(copied.files), tuple(copied.truncated), tuple(notes))
 
 
 def scorer_inputs(bundle: Bundle, artifact: str) -> OpencodeInputs:
     """Openers over a bundle's files, for the pure scorer (None: the file is missing)."""
     return OpencodeInputs(
-        db=_opener(bundle.db),
-        wal=_opener(bundle.wal),
-        stdout=_opener(bundle.stdout),
-        artifact=_opener(bundle.artifact(artifact)),
-        log=_opener(bundle.log),
+        db=opener(bundle.db),
+        wal=opener(bundle.wal),
+        stdout=opener(bundle.stdout),
+        artifact=opener(bundle.artifact(artifact)),
+        log=opener(bundle.log),
     )
