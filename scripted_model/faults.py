@@ -28,7 +28,9 @@ import hashlib
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler
 from typing import Literal
 
 #: Each kind's HTTP status (0: no HTTP answer) and the Anthropic / OpenAI error type.
@@ -246,3 +248,32 @@ def _option(rule: FaultRule, name: str, value: str, has_value: bool) -> FaultRul
         "unknown option (known: scope, first, phase, share, window, times, fail-fast, "
         "retry-after, stall-s)"
     )
+
+
+#: How often a stalled answer looks whether the server is stopping.
+STALL_POLL_S = 0.05
+
+
+def break_stream(
+    handler: BaseHTTPRequestHandler, rule: FaultRule, partial: bytes, stopping: Callable[[], bool]
+) -> None:
+    """Serve a fault of the plan that is no HTTP error, on any API: no answer at all
+    (``drop``), the first bytes of an answer (``partial``) then the connection closed
+    (``stream_cut``), or the headers then silence until the stall ends (billed nothing)."""
+    handler.close_connection = True
+    if rule.kind == "drop":
+        return  # the client reads an empty reply
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("cache-control", "no-cache")
+    # A length the stream never reaches: the client sees it end early.
+    handler.send_header("content-length", str(len(partial) * 4 + 1024))
+    handler.end_headers()
+    if rule.kind == "stream_cut":
+        handler.wfile.write(partial)
+        handler.wfile.flush()
+        return
+    handler.wfile.flush()  # a stall: the headers, then silence
+    deadline = time.monotonic() + rule.stall_s
+    while time.monotonic() < deadline and not stopping():
+        time.sleep(STALL_POLL_S)

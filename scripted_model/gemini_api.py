@@ -55,7 +55,7 @@ from typing import Any
 
 from scripted_model.bill import Bill
 from scripted_model.conversation import arm_of
-from scripted_model.faults import FaultRule, conversation_key
+from scripted_model.faults import FaultRule, break_stream, conversation_key
 from scripted_model.gemini_conversation import GeminiConversation
 from scripted_model.gemini_scripts import (
     GeminiAction,
@@ -135,17 +135,18 @@ def fault_error(rule: FaultRule) -> GeminiError:
 
 def plan_answer(
     model: str, body: Any, scripts: Mapping[str, GeminiScript], oracle: Oracle
-) -> tuple[GeminiConversation, GeminiAction]:
-    """The conversation and the scripted answer to one request for ``model``."""
+) -> tuple[GeminiConversation, GeminiAction, str]:
+    """The conversation, the scripted answer to one request for ``model``, and who asks
+    (the conversation's parent or child; ``internal`` for the client's own model)."""
     if not isinstance(body, dict) or not isinstance(body.get("contents"), list):
         raise GeminiError(400, "request body is not a GenerateContentRequest")
     conv = GeminiConversation.from_request(body)
     script = script_for(scripts, model)
     if script is None and not model.startswith(SCRIPTED_PREFIX):
-        return conv, internal_reply(conv)  # the client's own utility model
+        return conv, internal_reply(conv), "internal"  # the client's own utility model
     if script is None:
         raise GeminiError(404, f"models/{model} is not found for API version v1beta")
-    return conv, next_gemini_action(script, conv, oracle)
+    return conv, next_gemini_action(script, conv, oracle), conv.caller
 
 
 def usage_for(action: Reply, prompt_bytes: int) -> dict[str, int]:
@@ -221,12 +222,10 @@ def serve(handler: BaseHTTPRequestHandler, server: Any, raw: bytes) -> None:
             body = json.loads(raw)
         except ValueError:
             raise GeminiError(400, "Invalid JSON payload received.") from None
-        conv, action = plan_answer(model, body, server.gemini_scripts, server.oracle)
+        conv, action, caller = plan_answer(model, body, server.gemini_scripts, server.oracle)
     except GeminiError as error:
         _json(handler, error.status, error.body())
         return
-    scripted = script_for(server.gemini_scripts, model) is not None
-    caller = conv.caller if scripted else "internal"
     files = conv.shard_files(server.oracle)
     arm = arm_of(raw)
     first = conv.first_user_text
@@ -300,23 +299,7 @@ def _fail(handler: BaseHTTPRequestHandler, server: Any, rule: FaultRule, model: 
         handler.end_headers()
         handler.wfile.write(data)
         return
-    handler.close_connection = True
-    if rule.kind == "drop":
-        return
-    partial = partial_event(model)
-    handler.send_response(200)
-    handler.send_header("content-type", "text/event-stream")
-    # A length the stream never reaches: the client sees it end early.
-    handler.send_header("content-length", str(len(partial) * 4 + 1024))
-    handler.end_headers()
-    if rule.kind == "stream_cut":
-        handler.wfile.write(partial)
-        handler.wfile.flush()
-        return
-    handler.wfile.flush()  # a stall: the headers, then silence
-    deadline = time.monotonic() + rule.stall_s
-    while time.monotonic() < deadline and not server.stopping:
-        time.sleep(0.05)
+    break_stream(handler, rule, partial_event(model), lambda: server.stopping)
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from scripted_model.codex_scripts import CODEX_SCRIPTS
 from scripted_model.codex_scripts import Reply as CodexReply
 from scripted_model.codex_scripts import describe as codex_describe
 from scripted_model.conversation import Arm, Conversation, arm_of
-from scripted_model.faults import FaultPlan, FaultRule, Request, conversation_key
+from scripted_model.faults import FaultPlan, FaultRule, Request, break_stream, conversation_key
 from scripted_model.gemini_api import GEMINI_API
 from scripted_model.gemini_edits import EditLocks
 from scripted_model.gemini_scripts import GEMINI_SCRIPTS
@@ -793,23 +793,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 }
                 self._json(rule.status, body, rule.headers())
                 return
-            self.close_connection = True
-            if rule.kind == "drop":
-                return  # no answer at all: the client reads an empty reply
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            # A length the stream never reaches: the client sees it end early.
-            self.send_header("content-length", str(len(partial) * 4 + 1024))
-            self.end_headers()
-            if rule.kind == "stream_cut":
-                self.wfile.write(partial)
-                self.wfile.flush()
-                return
-            self.wfile.flush()  # a stall: the headers, then silence
-            deadline = time.monotonic() + rule.stall_s
-            while time.monotonic() < deadline and not server.stopping:
-                time.sleep(SHUTDOWN_POLL_S)
+            break_stream(self, rule, partial, lambda: server.stopping)
 
         def _error(self, status: int, message: str, kind: str) -> None:
             self._json(status, {"error": {"message": message, "type": kind, "code": kind}})
