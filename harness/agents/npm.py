@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from harness.errors import AgentLaunchError
@@ -55,6 +55,24 @@ def run(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> s
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise AgentLaunchError(f"{' '.join(argv[:3])} failed: {' / '.join(tail)}")
     return proc.stdout
+
+
+def npm_install(target: Path, specs: Sequence[str], timeout: float, env: dict[str, str]) -> None:
+    """``npm install`` of ``specs`` (``package@version``, or npm's own flags such as
+    ``--no-save``) into the prefix ``target``, quietly (no audit, no funding message);
+    AgentLaunchError when it fails."""
+    argv = ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(target)]
+    run([*argv, *specs], timeout, env)
+
+
+def require_pinned(cli: Path, said: str | None, pinned: str) -> None:
+    """AgentLaunchError unless the installed ``cli`` answered ``--version`` with the
+    ``pinned`` version (``said``: what it answered, None: nothing)."""
+    if said != pinned:
+        raise AgentLaunchError(
+            f"{cli}: the installed client answers --version with {said or 'nothing'}, "
+            f"expected {pinned}"
+        )
 
 
 def node_major(node: Path | str) -> int:

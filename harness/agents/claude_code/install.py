@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.agents.claude_code.launch import CLAUDE_CODE_VERSION
-from harness.agents.npm import cache_dir, ensure_node, require_npm, run
+from harness.agents.npm import cache_dir, ensure_node, npm_install, require_npm, require_pinned, run
 from harness.errors import AgentLaunchError
 
 PACKAGE = "@anthropic-ai/claude-code"
@@ -64,19 +64,7 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
     node = ensure_node(target, MIN_NODE_MAJOR, log)
     env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     log(f"installing {PACKAGE}@{CLAUDE_CODE_VERSION} into {target}")
-    run(
-        [
-            "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(target),
-            f"{PACKAGE}@{CLAUDE_CODE_VERSION}",
-        ],
-        NPM_TIMEOUT_S,
-        env,
-    )  # fmt: skip
-    got = installed_version(cli)
-    if got != CLAUDE_CODE_VERSION:
-        raise AgentLaunchError(
-            f"{cli}: the installed client answers --version with {got or 'nothing'}, "
-            f"expected {CLAUDE_CODE_VERSION}"
-        )
+    npm_install(target, [f"{PACKAGE}@{CLAUDE_CODE_VERSION}"], NPM_TIMEOUT_S, env)
+    require_pinned(cli, installed_version(cli), CLAUDE_CODE_VERSION)
     log(f"claude {CLAUDE_CODE_VERSION} ready")
     return cli

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.agents.codex.launch import CODEX_VERSION
-from harness.agents.npm import cache_dir, require_npm, run
+from harness.agents.npm import cache_dir, npm_install, require_npm, require_pinned, run
 from harness.errors import AgentLaunchError
 
 PACKAGE = "@openai/codex"
@@ -98,21 +98,15 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
     sandbox = Path(tempfile.mkdtemp(prefix=".sandbox.", dir=target))
     try:
         env = _sandboxed(sandbox)
-        npm = ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(target)]
         log(f"installing {PACKAGE}@{CODEX_VERSION} into {target}")
-        run([*npm, f"{PACKAGE}@{CODEX_VERSION}"], NPM_TIMEOUT_S, env)
+        npm_install(target, [f"{PACKAGE}@{CODEX_VERSION}"], NPM_TIMEOUT_S, env)
         if not cli.is_file():  # an npm that skips optional dependencies
             suffix, _ = _platform()
             log(f"installing the platform build {PACKAGE}@{CODEX_VERSION}-{suffix}")
             alias = f"{PACKAGE}-{suffix}@npm:{PACKAGE}@{CODEX_VERSION}-{suffix}"
-            run([*npm, "--no-save", alias], NPM_TIMEOUT_S, env)
+            npm_install(target, ["--no-save", alias], NPM_TIMEOUT_S, env)
     finally:
         shutil.rmtree(sandbox, ignore_errors=True)
-    got = installed_version(cli)
-    if got != CODEX_VERSION:
-        raise AgentLaunchError(
-            f"{cli}: the installed client answers --version with {got or 'nothing'}, "
-            f"expected {CODEX_VERSION}"
-        )
+    require_pinned(cli, installed_version(cli), CODEX_VERSION)
     log(f"codex {CODEX_VERSION} ready")
     return cli

@@ -18,7 +18,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.agents.gemini.launch import GEMINI_VERSION
-from harness.agents.npm import cache_dir, ensure_node, node_major, require_npm, run
+from harness.agents.npm import (
+    cache_dir,
+    ensure_node,
+    node_major,
+    npm_install,
+    require_npm,
+    require_pinned,
+    run,
+)
 from harness.errors import AgentLaunchError
 
 PACKAGE = "@google/gemini-cli"
@@ -107,21 +115,9 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
         node = ensure_node(target, MIN_NODE_MAJOR, log, _sandboxed(sandbox), sandbox / "pack")
         env = _sandboxed(sandbox, node.parent)
         log(f"installing {PACKAGE}@{GEMINI_VERSION} into {target}")
-        run(
-            [
-                "npm", "install", "--silent", "--no-audit", "--no-fund",
-                "--prefix", str(target), f"{PACKAGE}@{GEMINI_VERSION}",
-            ],
-            NPM_TIMEOUT_S,
-            env,
-        )  # fmt: skip
+        npm_install(target, [f"{PACKAGE}@{GEMINI_VERSION}"], NPM_TIMEOUT_S, env)
     finally:
         shutil.rmtree(sandbox, ignore_errors=True)
-    got = installed_version(cli)
-    if got != GEMINI_VERSION:
-        raise AgentLaunchError(
-            f"{cli}: the installed client answers --version with {got or 'nothing'}, "
-            f"expected {GEMINI_VERSION}"
-        )
+    require_pinned(cli, installed_version(cli), GEMINI_VERSION)
     log(f"gemini {GEMINI_VERSION} ready")
     return cli

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.agents.npm import cache_dir, ensure_node, require_npm, run
+from harness.agents.npm import cache_dir, ensure_node, npm_install, require_npm, require_pinned, run
 from harness.agents.opencode.launch import OPENCODE_QUIET, OPENCODE_VERSION, STATE_DIRS
 from harness.errors import AgentLaunchError
 
@@ -135,14 +135,7 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
             env = _sandboxed(sandbox)
             env["PATH"] = f"{node.parent}{os.pathsep}{env.get('PATH', '')}"
             log(f"installing {PACKAGE}@{OPENCODE_VERSION} into {target}")
-            run(
-                [
-                    "npm", "install", "--silent", "--no-audit", "--no-fund",
-                    "--prefix", str(target), f"{PACKAGE}@{OPENCODE_VERSION}",
-                ],
-                NPM_TIMEOUT_S,
-                env,
-            )  # fmt: skip
+            npm_install(target, [f"{PACKAGE}@{OPENCODE_VERSION}"], NPM_TIMEOUT_S, env)
             postinstall = target / "node_modules" / PACKAGE / "postinstall.mjs"
             if installed_version(cli) != OPENCODE_VERSION and postinstall.is_file():
                 # An npm that skips install scripts leaves the placeholder bin/opencode.exe.
@@ -154,12 +147,7 @@ def install(target: Path | None = None, log: Callable[[str], None] = lambda _: N
                 )  # fmt: skip
         finally:
             shutil.rmtree(sandbox, ignore_errors=True)
-        got = installed_version(cli)
-        if got != OPENCODE_VERSION:
-            raise AgentLaunchError(
-                f"{cli}: the installed client answers --version with {got or 'nothing'}, "
-                f"expected {OPENCODE_VERSION}"
-            )
+        require_pinned(cli, installed_version(cli), OPENCODE_VERSION)
     if not (ripgrep_dir(target) / "rg").is_file():
         _install_ripgrep(target, log)
     log(f"opencode {OPENCODE_VERSION} ready")
