@@ -20,6 +20,7 @@ from pathlib import Path
 from harness.agents.gemini.launch import CHATS_DIR, GeminiPaths
 from harness.files import BundleCopy, is_real_dir, is_regular, opener
 from scorers.gemini import GeminiInputs
+from scorers.types import Opener
 
 #: A parent record's name, a subagent's folder (the parent's session id) and file (its
 #: agent id): ids are UUIDs, kept loose but path-safe.
@@ -137,17 +138,21 @@ def copy_run(
     return Copied(tuple(copied.files), tuple(copied.truncated), notes, found.capped)
 
 
-def scorer_inputs(
-    bundle: Bundle, artifact: str, workers: tuple[str, ...], model: str
-) -> GeminiInputs:
-    """Openers over a bundle's files, for the pure scorer (None: the file is missing)."""
-    chats = tuple(
+def chat_openers(bundle: Bundle) -> tuple[tuple[str, Opener], ...]:
+    """The bundle's chat records: each one's path below ``chats/`` and its opener."""
+    return tuple(
         (str(rel), found)
         for _, rel in find_records([bundle.chats]).records
         if (found := opener(bundle.chats / rel)) is not None
     )
+
+
+def scorer_inputs(
+    bundle: Bundle, artifact: str, workers: tuple[str, ...], model: str
+) -> GeminiInputs:
+    """Openers over a bundle's files, for the pure scorer (None: the file is missing)."""
     return GeminiInputs(
-        chats=chats,
+        chats=chat_openers(bundle),
         stdout=opener(bundle.stdout),
         log=opener(bundle.stderr),
         artifact=opener(bundle.artifact(artifact)),

@@ -22,19 +22,15 @@ spawn's call is the parent's ``invoke_agent`` call that names the agent.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from harness.files import open_regular
+from harness.agents.gemini.collect import Bundle, chat_openers
 from harness.model.trajectory import Call, Swarm, Thread, Turn, TurnDraft, TurnLog
 from scorers.gemini import Chat, GeminiInputs, read_run, spawn_calls
 from scorers.records import RunEvidence
-from scorers.types import Opener
 
-#: Where the bundle keeps the chat records.
-CHATS: Final = ("gemini-home", "chats")
 #: The thread id of a parent the record does not name (no readable parent record).
 UNNAMED_PARENT: Final = "parent"
 #: The client's own context message (not the task).
@@ -72,24 +68,6 @@ def chat_turns(chat: Chat) -> tuple[Turn, ...]:
     return log.finished()
 
 
-def _openers(item_dir: Path) -> tuple[tuple[str, Opener], ...]:
-    """Every readable chat record of the bundle, read once (path below chats/, opener)."""
-    chats = item_dir.joinpath(*CHATS)
-    found: list[tuple[str, Opener]] = []
-    for path in sorted(chats.rglob("*.jsonl")) if chats.is_dir() else ():
-        try:
-            with open_regular(path) as stream:
-                data = stream.read()
-        except OSError:
-            continue
-        found.append((path.relative_to(chats).as_posix(), _opener(data)))
-    return tuple(found)
-
-
-def _opener(data: bytes) -> Opener:
-    return lambda: io.BytesIO(data)
-
-
 def _failed(turns: tuple[Turn, ...], error: str | None, at: str | None) -> tuple[Turn, ...]:
     """``turns`` closed by the failed model call the thread ended on (its error as the
     evidence has it: a failed request leaves no message in the record)."""
@@ -99,7 +77,7 @@ def _failed(turns: tuple[Turn, ...], error: str | None, at: str | None) -> tuple
 def build_swarm(item_dir: Path, meta: Mapping[str, Any], evidence: RunEvidence) -> Swarm:
     """The swarm of a Gemini CLI run from its bundle (``meta`` adds nothing the records do
     not say); ``evidence`` is what the scorer read from the same bundle."""
-    run = read_run(GeminiInputs(chats=_openers(item_dir)))
+    run = read_run(GeminiInputs(chats=chat_openers(Bundle(item_dir))))
     named = evidence.session.header_id if evidence.session is not None else None
     parent_chat = run.parent if run.parent is not None and run.session_id == named else None
     parent_chat = parent_chat or (run.parent if named is None else None)
@@ -135,4 +113,4 @@ def build_swarm(item_dir: Path, meta: Mapping[str, Any], evidence: RunEvidence) 
     return Swarm(parent, children, {k: v for k, v in calls.items() if k in wanted}, None)
 
 
-__all__ = ["CHATS", "build_swarm", "chat_turns"]
+__all__ = ["build_swarm", "chat_turns"]
