@@ -57,6 +57,26 @@ class ItemPaths:
 
 
 @dataclass(frozen=True)
+class ItemBundle:
+    """What every agent's bundle (an item dir, or a live workdir laid out alike) holds
+    where: the agent's stdout and stderr, and the repo's files collected from it (the
+    artifact). An agent's collector extends it with the paths of its own records."""
+
+    root: Path
+
+    @property
+    def stdout(self) -> Path:
+        return self.root / "stdout.jsonl"
+
+    @property
+    def stderr(self) -> Path:
+        return self.root / "stderr.txt"
+
+    def artifact(self, name: str) -> Path:
+        return self.root / "repo" / name
+
+
+@dataclass(frozen=True)
 class ItemSpec:
     """What an adapter needs to know about the item it launches."""
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.agents.base import ItemBundle
 from harness.agents.codex.launch import SESSIONS_DIR, STATE_DIRS
 from harness.files import BundleCopy, is_real_dir, is_regular, opener
 from scorers.codex import CodexInputs
@@ -32,26 +33,12 @@ MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 SESSIONS = Path(STATE_DIRS["CODEX_HOME"]) / SESSIONS_DIR
 
 
-@dataclass(frozen=True)
-class Bundle:
+class Bundle(ItemBundle):
     """The layout of one item's bundle (an item dir), or of a live workdir."""
-
-    root: Path
 
     @property
     def sessions(self) -> Path:
         return self.root / SESSIONS
-
-    @property
-    def stdout(self) -> Path:
-        return self.root / "stdout.jsonl"
-
-    @property
-    def stderr(self) -> Path:
-        return self.root / "stderr.txt"
-
-    def artifact(self, name: str) -> Path:
-        return self.root / "repo" / name
 
 
 @dataclass(frozen=True)

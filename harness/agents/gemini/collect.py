@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.agents.base import ItemBundle
 from harness.agents.gemini.launch import CHATS_DIR, GeminiPaths
 from harness.files import BundleCopy, is_real_dir, is_regular, opener
 from scorers.gemini import GeminiInputs
@@ -38,26 +39,12 @@ MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 CHATS = Path("gemini-home") / CHATS_DIR
 
 
-@dataclass(frozen=True)
-class Bundle:
+class Bundle(ItemBundle):
     """The layout of one item's bundle (an item dir)."""
-
-    root: Path
 
     @property
     def chats(self) -> Path:
         return self.root / CHATS
-
-    @property
-    def stdout(self) -> Path:
-        return self.root / "stdout.jsonl"
-
-    @property
-    def stderr(self) -> Path:
-        return self.root / "stderr.txt"
-
-    def artifact(self, name: str) -> Path:
-        return self.root / "repo" / name
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.agents.base import ItemBundle
 from harness.agents.opencode.launch import DB_FILES, DB_NAME, OpenCodePaths
 from harness.files import BundleCopy, is_regular, opener
 from scorers.opencode.types import OpencodeInputs
@@ -27,11 +28,8 @@ BUNDLE_DB_DIR = "opencode"
 LOG_PATH = Path("log") / "opencode.log"
 
 
-@dataclass(frozen=True)
-class Bundle:
+class Bundle(ItemBundle):
     """The layout of one item's bundle (an item dir)."""
-
-    root: Path
 
     @property
     def db(self) -> Path:
@@ -44,17 +42,6 @@ class Bundle:
     @property
     def log(self) -> Path:
         return self.root / BUNDLE_DB_DIR / LOG_PATH
-
-    @property
-    def stdout(self) -> Path:
-        return self.root / "stdout.jsonl"
-
-    @property
-    def stderr(self) -> Path:
-        return self.root / "stderr.txt"
-
-    def artifact(self, name: str) -> Path:
-        return self.root / "repo" / name
 
 
 @dataclass(frozen=True)
